@@ -1,0 +1,166 @@
+//===- TesselAttrs.cpp - sharding attributes ------------------------------===//
+//
+// Syntax (JAX/Shardy users will recognise it):
+//   #tessel.sharding<@mesh, [{"dp"}, {"tp", ?}p1, {}]>
+// Each `{...}` lists the axes of one dimension, major to minor; `?` marks the
+// dimension open; `pN` gives it priority N.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessel/dialects/tessel/TesselDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+#define GET_ATTRDEF_CLASSES
+#include "tessel/dialects/tessel/TesselAttrs.cpp.inc"
+
+void TesselDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "tessel/dialects/tessel/TesselAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// DimShardingAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+DimShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        ArrayRef<StringAttr> axes, bool isOpen,
+                        std::optional<int64_t> priority) {
+  if (priority && *priority < 0)
+    return emitError() << "sharding priority must be p0 or above, got p"
+                       << *priority;
+  for (StringAttr axis : axes)
+    if (!axis || axis.getValue().empty())
+      return emitError() << "sharding axis names must not be empty";
+  return success();
+}
+
+void DimShardingAttr::printBody(AsmPrinter &printer) const {
+  printer << '{';
+  llvm::interleaveComma(getAxes(), printer,
+                        [&](StringAttr axis) { printer << axis; });
+  if (getIsOpen())
+    printer << (getAxes().empty() ? "?" : ", ?");
+  printer << '}';
+  if (std::optional<int64_t> priority = getPriority())
+    printer << 'p' << *priority;
+}
+
+DimShardingAttr DimShardingAttr::parseBody(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  SmallVector<StringAttr> axes;
+  bool isOpen = false;
+  if (parser.parseLBrace())
+    return {};
+  if (failed(parser.parseOptionalRBrace())) {
+    do {
+      if (succeeded(parser.parseOptionalQuestion())) {
+        isOpen = true;
+        break; // `?` must come last.
+      }
+      std::string name;
+      if (parser.parseString(&name))
+        return {};
+      axes.push_back(parser.getBuilder().getStringAttr(name));
+    } while (succeeded(parser.parseOptionalComma()));
+    if (parser.parseRBrace())
+      return {};
+  }
+  // An optional priority `pN` written right after the brace.
+  std::optional<int64_t> priority;
+  StringRef keyword;
+  SMLoc priorityLoc = parser.getCurrentLocation();
+  if (succeeded(parser.parseOptionalKeyword(&keyword))) {
+    int64_t value;
+    if (!keyword.consume_front("p") || keyword.getAsInteger(10, value)) {
+      parser.emitError(priorityLoc)
+          << "expected a priority like 'p0' after a dimension sharding";
+      return {};
+    }
+    priority = value;
+  }
+  return DimShardingAttr::getChecked(
+      [&] { return parser.emitError(loc); }, parser.getContext(), axes,
+      isOpen, priority);
+}
+
+Attribute DimShardingAttr::parse(AsmParser &parser, Type) {
+  if (parser.parseLess())
+    return {};
+  DimShardingAttr attr = parseBody(parser);
+  if (!attr || parser.parseGreater())
+    return {};
+  return attr;
+}
+
+void DimShardingAttr::print(AsmPrinter &printer) const {
+  printer << '<';
+  printBody(printer);
+  printer << '>';
+}
+
+//===----------------------------------------------------------------------===//
+// ShardingAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   FlatSymbolRefAttr mesh,
+                                   ArrayRef<DimShardingAttr> dims) {
+  if (!mesh)
+    return emitError() << "sharding needs a mesh symbol";
+  llvm::StringMap<int64_t> seen;
+  for (auto [dim, dimSharding] : llvm::enumerate(dims)) {
+    if (!dimSharding)
+      return emitError() << "sharding of dimension " << dim << " is null";
+    for (StringAttr axis : dimSharding.getAxes()) {
+      auto [it, inserted] = seen.try_emplace(axis.getValue(), dim);
+      if (!inserted)
+        return emitError() << "mesh axis \"" << axis.getValue()
+                           << "\" is used twice (dimensions " << it->second
+                           << " and " << dim
+                           << "); a tensor can be split over an axis once";
+    }
+  }
+  return success();
+}
+
+bool ShardingAttr::isFullyReplicated() const {
+  return llvm::all_of(getDims(),
+                      [](DimShardingAttr d) { return d.getAxes().empty(); });
+}
+
+Attribute ShardingAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  FlatSymbolRefAttr mesh;
+  if (parser.parseLess() || parser.parseAttribute(mesh) || parser.parseComma())
+    return {};
+  SmallVector<DimShardingAttr> dims;
+  auto parseDim = [&]() -> ParseResult {
+    DimShardingAttr dim = DimShardingAttr::parseBody(parser);
+    if (!dim)
+      return failure();
+    dims.push_back(dim);
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseDim) ||
+      parser.parseGreater())
+    return {};
+  return ShardingAttr::getChecked([&] { return parser.emitError(loc); },
+                                  parser.getContext(), mesh, dims);
+}
+
+void ShardingAttr::print(AsmPrinter &printer) const {
+  printer << '<' << getMesh() << ", [";
+  llvm::interleaveComma(getDims(), printer,
+                        [&](DimShardingAttr dim) { dim.printBody(printer); });
+  printer << "]>";
+}

@@ -1,0 +1,130 @@
+//===- TesselDialect.cpp - tessel dialect and its attribute hooks ---------===//
+
+#include "tessel/dialects/tessel/TesselDialect.h"
+#include "tessel/dialects/tessel/TesselOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+#include "tessel/dialects/tessel/TesselDialect.cpp.inc"
+#include "tessel/dialects/tessel/TesselEnums.cpp.inc"
+
+void TesselDialect::initialize() {
+  registerAttributes();
+  addOperations<
+#define GET_OP_LIST
+#include "tessel/dialects/tessel/TesselOps.cpp.inc"
+      >();
+}
+
+Operation *TesselDialect::materializeConstant(OpBuilder &builder,
+                                              Attribute value, Type type,
+                                              Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return ConstantOp::create(builder, loc, type, elements);
+}
+
+//===----------------------------------------------------------------------===//
+// Discardable attributes: tessel.sharding, tessel.name, tessel.logical_axes
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Checks one known tessel.* attribute attached to a value of type `type`.
+LogicalResult verifyValueAttribute(NamedAttribute attr, Type type,
+                                   Operation *op, StringRef what) {
+  auto emit = [&]() { return op->emitOpError(); };
+  StringRef name = attr.getName().getValue();
+  if (name == TesselDialect::kShardingAttrName) {
+    auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
+    if (!sharding)
+      return emit() << "'" << name << "' on " << what
+                    << " must be a #tessel.sharding, got " << attr.getValue();
+    return verifyShardingFor(sharding, type, op, emit, what);
+  }
+  if (name == TesselDialect::kNameAttrName) {
+    auto str = dyn_cast<StringAttr>(attr.getValue());
+    if (!str || str.getValue().empty())
+      return emit() << "'" << name << "' on " << what
+                    << " must be a non-empty string";
+    return success();
+  }
+  if (name == TesselDialect::kLogicalAxesAttrName) {
+    auto array = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!array || !llvm::all_of(array, llvm::IsaPred<StringAttr>))
+      return emit() << "'" << name << "' on " << what
+                    << " must be an array of strings, one per dimension";
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      return emit() << "'" << name << "' on " << what
+                    << " needs a ranked tensor, got " << type;
+    if (static_cast<int64_t>(array.size()) != tensor.getRank())
+      return emit() << "'" << name << "' on " << what << " has "
+                    << array.size() << " entries for a tensor of rank "
+                    << tensor.getRank();
+    return success();
+  }
+  return emit() << "unknown attribute '" << name << "' on " << what
+                << "; the tessel dialect knows '"
+                << TesselDialect::kShardingAttrName << "', '"
+                << TesselDialect::kNameAttrName << "' and '"
+                << TesselDialect::kLogicalAxesAttrName << "'";
+}
+} // namespace
+
+LogicalResult TesselDialect::verifyRegionArgAttribute(Operation *op,
+                                                      unsigned regionIndex,
+                                                      unsigned argIndex,
+                                                      NamedAttribute attr) {
+  Region &region = op->getRegion(regionIndex);
+  Type type;
+  if (argIndex < region.getNumArguments())
+    type = region.getArgument(argIndex).getType();
+  else if (auto func = dyn_cast<FunctionOpInterface>(op))
+    type = func.getArgumentTypes()[argIndex]; // A declaration has no body.
+  if (!type)
+    return op->emitOpError() << "has no argument #" << argIndex;
+  return verifyValueAttribute(attr, type, op,
+                              ("argument #" + Twine(argIndex)).str());
+}
+
+LogicalResult TesselDialect::verifyRegionResultAttribute(Operation *op,
+                                                         unsigned regionIndex,
+                                                         unsigned resultIndex,
+                                                         NamedAttribute attr) {
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func || resultIndex >= func.getResultTypes().size())
+    return op->emitOpError() << "'" << attr.getName().getValue()
+                             << "' is only allowed on function results";
+  return verifyValueAttribute(attr, func.getResultTypes()[resultIndex], op,
+                              ("result #" + Twine(resultIndex)).str());
+}
+
+LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
+                                                      NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name != kShardingAttrName)
+    return verifyValueAttribute(attr, Type(), op, "an operation");
+  // On an op: one sharding for its single result, or one per result.
+  SmallVector<Attribute> perResult;
+  if (auto array = dyn_cast<ArrayAttr>(attr.getValue()))
+    llvm::append_range(perResult, array);
+  else
+    perResult.push_back(attr.getValue());
+  if (perResult.size() != op->getNumResults())
+    return op->emitOpError()
+           << "'" << name << "' gives " << perResult.size()
+           << " sharding(s) for " << op->getNumResults() << " result(s)";
+  for (auto [i, sharding] : llvm::enumerate(perResult)) {
+    NamedAttribute one(attr.getName(), sharding);
+    if (failed(verifyValueAttribute(one, op->getResult(i).getType(), op,
+                                    ("result #" + Twine(i)).str())))
+      return failure();
+  }
+  return success();
+}

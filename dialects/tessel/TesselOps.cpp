@@ -1,0 +1,397 @@
+//===- TesselOps.cpp - meshes, shardings, collectives, folds --------------===//
+//
+// Shape-manipulating ops and their type inference live in ShapeOps.cpp;
+// verifiers of the remaining ops in Verifiers.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessel/dialects/tessel/TesselOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+//===----------------------------------------------------------------------===//
+// Custom directives
+//===----------------------------------------------------------------------===//
+
+/// `["dp"=2, "tp"=4]`
+static ParseResult parseMeshAxes(OpAsmParser &parser, ArrayAttr &names,
+                                 DenseI64ArrayAttr &sizes) {
+  SmallVector<Attribute> nameAttrs;
+  SmallVector<int64_t> sizeValues;
+  auto parseAxis = [&]() -> ParseResult {
+    std::string name;
+    int64_t size;
+    if (parser.parseString(&name) || parser.parseEqual() ||
+        parser.parseInteger(size))
+      return failure();
+    nameAttrs.push_back(parser.getBuilder().getStringAttr(name));
+    sizeValues.push_back(size);
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square,
+                                     parseAxis, " in mesh axis list"))
+    return failure();
+  names = parser.getBuilder().getArrayAttr(nameAttrs);
+  sizes = parser.getBuilder().getDenseI64ArrayAttr(sizeValues);
+  return success();
+}
+
+static void printMeshAxes(OpAsmPrinter &printer, MeshOp, ArrayAttr names,
+                          DenseI64ArrayAttr sizes) {
+  printer << '[';
+  for (int64_t i = 0, e = std::min<int64_t>(names.size(), sizes.size());
+       i < e; ++i) {
+    if (i)
+      printer << ", ";
+    printer << names[i] << '=' << sizes[i];
+  }
+  printer << ']';
+}
+
+/// `[0 -> 1, 1 -> 2]`
+static ParseResult parsePairs(OpAsmParser &parser, DenseI64ArrayAttr &pairs) {
+  SmallVector<int64_t> flat;
+  auto parsePair = [&]() -> ParseResult {
+    int64_t source, target;
+    if (parser.parseInteger(source) || parser.parseArrow() ||
+        parser.parseInteger(target))
+      return failure();
+    flat.push_back(source);
+    flat.push_back(target);
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square,
+                                     parsePair, " in source -> target pairs"))
+    return failure();
+  pairs = parser.getBuilder().getDenseI64ArrayAttr(flat);
+  return success();
+}
+
+static void printPairs(OpAsmPrinter &printer, CollectivePermuteOp,
+                       DenseI64ArrayAttr pairs) {
+  printer << '[';
+  ArrayRef<int64_t> flat = pairs.asArrayRef();
+  for (size_t i = 0; i + 1 < flat.size(); i += 2)
+    printer << (i ? ", " : "") << flat[i] << " -> " << flat[i + 1];
+  printer << ']';
+}
+
+#define GET_OP_CLASSES
+#include "tessel/dialects/tessel/TesselOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// tessel.mesh
+//===----------------------------------------------------------------------===//
+
+LogicalResult MeshOp::verify() {
+  ArrayRef<int64_t> sizes = getAxisSizes();
+  if (getAxisNames().size() != sizes.size())
+    return emitOpError() << "has " << getAxisNames().size()
+                         << " axis names but " << sizes.size() << " sizes";
+  if (sizes.empty())
+    return emitOpError() << "needs at least one axis";
+  llvm::StringSet<> seen;
+  int64_t numDevices = 1;
+  for (auto [nameAttr, size] : llvm::zip(getAxisNames(), sizes)) {
+    StringRef name = cast<StringAttr>(nameAttr).getValue();
+    if (name.empty())
+      return emitOpError() << "has an axis with an empty name";
+    if (!seen.insert(name).second)
+      return emitOpError() << "has axis \"" << name << "\" twice";
+    if (size < 1)
+      return emitOpError() << "axis \"" << name << "\" has size " << size
+                           << "; every axis needs at least one device";
+    if (numDevices > (int64_t(1) << 40) / size)
+      return emitOpError() << "has too many devices";
+    numDevices *= size;
+  }
+  if (std::optional<ArrayRef<int64_t>> devices = getDevices()) {
+    if (static_cast<int64_t>(devices->size()) != numDevices)
+      return emitOpError() << "device list has " << devices->size()
+                           << " entries but the mesh has " << numDevices
+                           << " devices";
+    llvm::SmallVector<bool> used(numDevices, false);
+    for (int64_t device : *devices) {
+      if (device < 0 || device >= numDevices || used[device])
+        return emitOpError() << "device list must be a permutation of 0.."
+                             << numDevices - 1 << "; device " << device
+                             << " is out of range or repeated";
+      used[device] = true;
+    }
+  }
+  return success();
+}
+
+int64_t MeshOp::getNumDevices() {
+  int64_t n = 1;
+  for (int64_t size : getAxisSizes())
+    n *= size;
+  return n;
+}
+
+int64_t MeshOp::getAxisIndex(StringRef axis) {
+  for (auto [i, name] : llvm::enumerate(getAxisNames()))
+    if (cast<StringAttr>(name).getValue() == axis)
+      return i;
+  return -1;
+}
+
+int64_t MeshOp::getAxisSize(StringRef axis) {
+  int64_t index = getAxisIndex(axis);
+  return index < 0 ? -1 : getAxisSizes()[index];
+}
+
+MeshOp mlir::tessel::lookupMesh(Operation *from, FlatSymbolRefAttr mesh) {
+  if (!mesh)
+    return {};
+  return dyn_cast_or_null<MeshOp>(
+      SymbolTable::lookupNearestSymbolFrom(from, mesh.getAttr()));
+}
+
+/// Looks up `mesh` or reports that it is missing.
+static FailureOr<MeshOp>
+getMeshOrError(Operation *from, FlatSymbolRefAttr mesh,
+               function_ref<InFlightDiagnostic()> emitError) {
+  if (MeshOp meshOp = lookupMesh(from, mesh))
+    return meshOp;
+  InFlightDiagnostic diag = emitError();
+  diag << "refers to mesh " << mesh
+       << ", which is not defined; declare it with `tessel.mesh " << mesh
+       << " [...]` in the module";
+  return failure();
+}
+
+LogicalResult mlir::tessel::verifyShardingFor(
+    ShardingAttr sharding, Type type, Operation *from,
+    function_ref<InFlightDiagnostic()> emitError, StringRef what) {
+  FailureOr<MeshOp> mesh = getMeshOrError(from, sharding.getMesh(), emitError);
+  if (failed(mesh))
+    return failure();
+  for (auto [dim, dimSharding] : llvm::enumerate(sharding.getDims()))
+    for (StringAttr axis : dimSharding.getAxes())
+      if (mesh->getAxisIndex(axis.getValue()) < 0)
+        return emitError() << "sharding of " << what << " names axis \""
+                           << axis.getValue() << "\" (dimension " << dim
+                           << "), which mesh " << sharding.getMesh()
+                           << " does not have";
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return emitError() << "sharding of " << what
+                       << " needs a ranked tensor, got " << type;
+  if (tensor.getRank() != sharding.getRank())
+    return emitError() << "sharding of " << what << " has "
+                       << sharding.getRank() << " dimension(s) but " << what
+                       << " has rank " << tensor.getRank() << " (" << type
+                       << ")";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// tessel.sharding_constraint
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ShardingConstraintOp::verifySymbolUses(SymbolTableCollection &) {
+  return verifyShardingFor(
+      getSharding(), getInput().getType(), *this,
+      [&] { return emitOpError(); }, "the operand");
+}
+
+//===----------------------------------------------------------------------===//
+// tessel.constant
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &types) {
+  auto value = dyn_cast_or_null<ElementsAttr>(adaptor.getValueAttr());
+  if (!value)
+    return emitOptionalError(loc, "'tessel.constant' op needs a tensor value");
+  types.push_back(value.getType());
+  return success();
+}
+
+LogicalResult ConstantOp::verify() {
+  // The result constraint already checks the element type and static shape;
+  // this guards values whose type is not a tensor at all.
+  if (getValue().getType() != getType())
+    return emitOpError() << "value type " << getValue().getType()
+                         << " differs from the result type " << getType();
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }
+
+void ConstantOp::getAsmResultNames(
+    function_ref<void(Value, StringRef)> setNameFn) {
+  setNameFn(getResult(), "cst");
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The group size of a collective after checking its mesh and axes, or
+/// failure with a diagnostic.
+FailureOr<int64_t> verifyCollectiveAxes(Operation *op, FlatSymbolRefAttr mesh,
+                                        ArrayAttr axes) {
+  FailureOr<MeshOp> meshOp =
+      getMeshOrError(op, mesh, [&] { return op->emitOpError(); });
+  if (failed(meshOp))
+    return failure();
+  if (axes.empty())
+    return op->emitOpError()
+           << "needs at least one mesh axis to communicate over";
+  llvm::StringSet<> seen;
+  int64_t groupSize = 1;
+  for (Attribute attr : axes) {
+    StringRef axis = cast<StringAttr>(attr).getValue();
+    int64_t size = meshOp->getAxisSize(axis);
+    if (size < 0)
+      return op->emitOpError() << "mesh " << mesh << " has no axis \"" << axis
+                               << "\"";
+    if (!seen.insert(axis).second)
+      return op->emitOpError() << "lists mesh axis \"" << axis << "\" twice";
+    groupSize *= size;
+  }
+  return groupSize;
+}
+
+LogicalResult verifyDimIndex(Operation *op, StringRef name, int64_t dim,
+                             int64_t rank) {
+  if (dim < 0 || dim >= rank)
+    return op->emitOpError() << name << " " << dim
+                             << " is not a dimension of a rank-" << rank
+                             << " operand";
+  return success();
+}
+
+/// Checks that `result` is `input` with dimension `dim` scaled: multiplied by
+/// `mul` and divided by `div`.
+LogicalResult verifyScaledShape(Operation *op, RankedTensorType input,
+                                RankedTensorType result,
+                                ArrayRef<std::pair<int64_t, int64_t>> dimMul,
+                                ArrayRef<std::pair<int64_t, int64_t>> dimDiv) {
+  SmallVector<int64_t> expected(input.getShape());
+  for (auto [dim, factor] : dimDiv) {
+    if (expected[dim] % factor != 0)
+      return op->emitOpError()
+             << "dimension " << dim << " of the operand (size "
+             << expected[dim] << ") is not divisible by the group size "
+             << factor;
+    expected[dim] /= factor;
+  }
+  for (auto [dim, factor] : dimMul)
+    expected[dim] *= factor;
+  auto expectedType = input.clone(expected);
+  if (expectedType != result)
+    return op->emitOpError() << "result type " << result
+                             << " should be " << expectedType
+                             << " for a group of this size";
+  return success();
+}
+} // namespace
+
+LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &) {
+  return verifyCollectiveAxes(*this, getMeshAttr(), getAxes());
+}
+
+LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &) {
+  FailureOr<int64_t> n = verifyCollectiveAxes(*this, getMeshAttr(), getAxes());
+  if (failed(n))
+    return failure();
+  auto input = getInput().getType();
+  if (failed(verifyDimIndex(*this, "dim", getDim(), input.getRank())))
+    return failure();
+  return verifyScaledShape(*this, input, getResult().getType(),
+                           {{getDim(), *n}}, {});
+}
+
+LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &) {
+  FailureOr<int64_t> n = verifyCollectiveAxes(*this, getMeshAttr(), getAxes());
+  if (failed(n))
+    return failure();
+  auto input = getInput().getType();
+  if (failed(verifyDimIndex(*this, "dim", getDim(), input.getRank())))
+    return failure();
+  return verifyScaledShape(*this, input, getResult().getType(), {},
+                           {{getDim(), *n}});
+}
+
+LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &) {
+  FailureOr<int64_t> n = verifyCollectiveAxes(*this, getMeshAttr(), getAxes());
+  if (failed(n))
+    return failure();
+  auto input = getInput().getType();
+  if (failed(verifyDimIndex(*this, "split_dim", getSplitDim(),
+                            input.getRank())) ||
+      failed(verifyDimIndex(*this, "concat_dim", getConcatDim(),
+                            input.getRank())))
+    return failure();
+  return verifyScaledShape(*this, input, getResult().getType(),
+                           {{getConcatDim(), *n}}, {{getSplitDim(), *n}});
+}
+
+LogicalResult CollectivePermuteOp::verify() {
+  if (getPairs().size() % 2 != 0)
+    return emitOpError() << "pairs must come as source -> target";
+  return success();
+}
+
+LogicalResult CollectivePermuteOp::verifySymbolUses(SymbolTableCollection &) {
+  FailureOr<int64_t> n = verifyCollectiveAxes(*this, getMeshAttr(), getAxes());
+  if (failed(n))
+    return failure();
+  ArrayRef<int64_t> flat = getPairs();
+  llvm::SmallSet<int64_t, 8> sources, targets;
+  for (size_t i = 0; i + 1 < flat.size(); i += 2) {
+    int64_t source = flat[i], target = flat[i + 1];
+    for (int64_t index : {source, target})
+      if (index < 0 || index >= *n)
+        return emitOpError() << "pair " << source << " -> " << target
+                             << " names index " << index
+                             << " outside the group of size " << *n;
+    if (!sources.insert(source).second)
+      return emitOpError() << "index " << source << " is a source twice";
+    if (!targets.insert(target).second)
+      return emitOpError() << "index " << target << " is a target twice";
+  }
+  return success();
+}
+
+static LogicalResult verifyPeer(Operation *op, FlatSymbolRefAttr mesh,
+                                ArrayAttr axes, StringRef name, int64_t peer,
+                                int64_t channel) {
+  FailureOr<int64_t> n = verifyCollectiveAxes(op, mesh, axes);
+  if (failed(n))
+    return failure();
+  if (peer < 0 || peer >= *n)
+    return op->emitOpError() << name << " " << peer
+                             << " is outside the group of size " << *n;
+  if (channel < 0)
+    return op->emitOpError() << "channel " << channel << " is negative";
+  return success();
+}
+
+LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &) {
+  return verifyPeer(*this, getMeshAttr(), getAxes(), "target", getTarget(),
+                    getChannel());
+}
+
+LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &) {
+  return verifyPeer(*this, getMeshAttr(), getAxes(), "source", getSource(),
+                    getChannel());
+}
+
+LogicalResult AxisIndexOp::verifySymbolUses(SymbolTableCollection &) {
+  return verifyCollectiveAxes(*this, getMeshAttr(), getAxes());
+}

@@ -1,0 +1,82 @@
+//===- TesselBase.td - tessel dialect definition -----------*- tablegen -*-===//
+//
+// The tessel dialect: single-device tensor programs plus the mesh, sharding
+// and collective vocabulary that Tessel's passes use to partition them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_DIALECTS_TESSEL_TESSELBASE_TD
+#define TESSEL_DIALECTS_TESSEL_TESSELBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinTypes.td"
+
+def Tessel_Dialect : Dialect {
+  let name = "tessel";
+  let cppNamespace = "::mlir::tessel";
+  let summary = "Tensor programs with meshes, shardings and collectives";
+  let description = [{
+    A model is written once, for one device, with `tessel` ops on ranked
+    tensors of static shape. A `tessel.mesh` names the devices; sharding
+    attributes on function arguments, results and `tessel.sharding_constraint`
+    say how tensors are laid out on it; collectives over mesh axes appear
+    once a program is partitioned.
+
+    Discardable attributes the dialect knows (anything else spelled
+    `tessel.*` is an error):
+      * `tessel.sharding`: a `#tessel.sharding` on a function argument or
+        result, or on an op (one sharding, or an array of one per result).
+      * `tessel.name`: a string naming a parameter (Hugging Face naming).
+      * `tessel.logical_axes`: an array of strings, one logical axis name
+        per tensor dimension (`""` for an untagged dimension).
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let hasConstantMaterializer = 1;
+  let extraClassDeclaration = [{
+    static constexpr llvm::StringLiteral kShardingAttrName = "tessel.sharding";
+    static constexpr llvm::StringLiteral kNameAttrName = "tessel.name";
+    static constexpr llvm::StringLiteral kLogicalAxesAttrName =
+        "tessel.logical_axes";
+  private:
+    void registerAttributes();
+  public:
+  }];
+}
+
+class Tessel_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Tessel_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+class Tessel_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tessel_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Tessel_FloatElt : AnyTypeOf<[F16, BF16, F32, F64]>;
+def Tessel_IntElt : AnyTypeOf<[I32, I64]>;
+
+class Tessel_StaticTensorOf<list<Type> elts>
+    : Type<And<[TensorOf<elts>.predicate,
+                          HasStaticShapePred]>,
+                     "statically shaped tensor of " #
+                     AnyTypeOf<elts>.summary # " values",
+                     "::mlir::RankedTensorType">;
+
+def Tessel_Tensor : Tessel_StaticTensorOf<[F16, BF16, F32, F64, I1, I32, I64]>;
+def Tessel_FloatTensor : Tessel_StaticTensorOf<[F16, BF16, F32, F64]>;
+def Tessel_NumericTensor : Tessel_StaticTensorOf<[F16, BF16, F32, F64, I32, I64]>;
+def Tessel_IntTensor : Tessel_StaticTensorOf<[I32, I64]>;
+def Tessel_PredTensor : Tessel_StaticTensorOf<[I1]>;
+def Tessel_ScalarIntTensor : Type<And<[
+    Tessel_IntTensor.predicate,
+    CPred<"::llvm::cast<::mlir::RankedTensorType>($_self).getRank() == 0">]>,
+    "0-d tensor of 32/64-bit signless integer", "::mlir::RankedTensorType">;
+
+#endif // TESSEL_DIALECTS_TESSEL_TESSELBASE_TD

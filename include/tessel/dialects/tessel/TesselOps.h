@@ -1,0 +1,33 @@
+//===- TesselOps.h - tessel operations --------------------------*- C++ -*-===//
+
+#ifndef TESSEL_DIALECTS_TESSEL_TESSELOPS_H
+#define TESSEL_DIALECTS_TESSEL_TESSELOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "tessel/dialects/tessel/TesselDialect.h"
+
+#define GET_OP_CLASSES
+#include "tessel/dialects/tessel/TesselOps.h.inc"
+
+namespace mlir::tessel {
+
+/// Finds the `tessel.mesh` named `mesh` from `from`'s nearest symbol table.
+/// Returns null (without a diagnostic) when there is none.
+MeshOp lookupMesh(Operation *from, FlatSymbolRefAttr mesh);
+
+/// Checks that `sharding` can describe a value of type `type` on its mesh,
+/// as seen from `from`: the mesh exists, every axis is a mesh axis and the
+/// rank matches. `what` names the value in messages ("argument #2").
+LogicalResult verifyShardingFor(ShardingAttr sharding, Type type,
+                                Operation *from,
+                                function_ref<InFlightDiagnostic()> emitError,
+                                StringRef what);
+
+} // namespace mlir::tessel
+
+#endif // TESSEL_DIALECTS_TESSEL_TESSELOPS_H

@@ -1,0 +1,30 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "TESSEL"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tessel_obj_root, "test")
+
+# Match variables across CHECK-LABEL blocks only where intended.
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tool_dirs = [config.tessel_tools_dir, config.llvm_tools_dir]
+tools = [
+    "tessel-opt",
+    ToolSubst("%PYTHON", config.python_executable, unresolved="ignore"),
+]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+config.substitutions.append(("%tessel_src", config.tessel_src_root))
+
+if config.tessel_have_cuda:
+    config.available_features.add("cuda")

@@ -1,0 +1,38 @@
+//===- tessel-opt.cpp - the tessel opt tool -------------------------------===//
+//
+// Parses, verifies, transforms and prints tessel programs. Registers the
+// tessel dialect, the upstream dialects lowering targets, and every tessel
+// pass (`tessel-opt --help` lists them).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessel/dialects/tessel/TesselDialect.h"
+#include "tessel/passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::tessel::TesselDialect, mlir::func::FuncDialect,
+                  mlir::arith::ArithDialect, mlir::math::MathDialect,
+                  mlir::tensor::TensorDialect, mlir::linalg::LinalgDialect,
+                  mlir::scf::SCFDialect, mlir::memref::MemRefDialect,
+                  mlir::bufferization::BufferizationDialect,
+                  mlir::vector::VectorDialect, mlir::LLVM::LLVMDialect>();
+  mlir::registerTransformsPasses();
+  mlir::tessel::registerTesselPasses();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Tessel optimizer driver\n", registry));
+}
