@@ -53,7 +53,7 @@ int64_t shape::numElements(ArrayRef<int64_t> shape) {
 
 llvm::Error shape::checkDim(llvm::StringRef what, int64_t dim, int64_t rank) {
   if (dim < 0 || dim >= rank)
-    return fail("{0} {1} is not a dimension of the rank-{2} operand", what,
+    return fail("{0} {1} is not a dimension of a rank-{2} tensor", what,
                 dim, rank);
   return llvm::Error::success();
 }

@@ -271,7 +271,7 @@ LogicalResult verifyDimIndex(Operation *op, StringRef name, int64_t dim,
   if (dim < 0 || dim >= rank)
     return op->emitOpError() << name << " " << dim
                              << " is not a dimension of a rank-" << rank
-                             << " operand";
+                             << " tensor";
   return success();
 }
 
