@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -8,7 +9,8 @@ from lit.llvm.subst import ToolSubst
 config.name = "TESSEL"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "fuzz_broken_inputs.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tessel_obj_root, "test")
 
@@ -21,10 +23,10 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.tessel_tools_dir, config.llvm_tools_dir]
 tools = [
     "tessel-opt",
-    ToolSubst("%PYTHON", config.python_executable, unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 config.substitutions.append(("%tessel_src", config.tessel_src_root))
+config.substitutions.append(("%PYTHON", sys.executable))
 
 if config.tessel_have_cuda:
     config.available_features.add("cuda")

@@ -123,6 +123,9 @@ LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "sharding of dimension " << dim << " is null";
     for (StringAttr axis : dimSharding.getAxes()) {
       auto [it, inserted] = seen.try_emplace(axis.getValue(), dim);
+      if (!inserted && it->second == static_cast<int64_t>(dim))
+        return emitError() << "mesh axis \"" << axis.getValue()
+                           << "\" is listed twice in dimension " << dim;
       if (!inserted)
         return emitError() << "mesh axis \"" << axis.getValue()
                            << "\" is used twice (dimensions " << it->second

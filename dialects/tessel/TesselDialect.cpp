@@ -59,7 +59,7 @@ LogicalResult verifyValueAttribute(NamedAttribute attr, Type type,
     if (!array || !llvm::all_of(array, llvm::IsaPred<StringAttr>))
       return emit() << "'" << name << "' on " << what
                     << " must be an array of strings, one per dimension";
-    auto tensor = dyn_cast<RankedTensorType>(type);
+    auto tensor = dyn_cast_or_null<RankedTensorType>(type);
     if (!tensor)
       return emit() << "'" << name << "' on " << what
                     << " needs a ranked tensor, got " << type;
@@ -108,20 +108,22 @@ LogicalResult TesselDialect::verifyRegionResultAttribute(Operation *op,
 LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  if (name != kShardingAttrName)
+  if (name == kNameAttrName)
     return verifyValueAttribute(attr, Type(), op, "an operation");
-  // On an op: one sharding for its single result, or one per result.
+  // A sharding on an op: one for its single result, or an array of one per
+  // result. Logical axes: one list for the op's single result.
   SmallVector<Attribute> perResult;
-  if (auto array = dyn_cast<ArrayAttr>(attr.getValue()))
+  auto array = dyn_cast<ArrayAttr>(attr.getValue());
+  if (name == kShardingAttrName && array)
     llvm::append_range(perResult, array);
   else
     perResult.push_back(attr.getValue());
   if (perResult.size() != op->getNumResults())
     return op->emitOpError()
            << "'" << name << "' gives " << perResult.size()
-           << " sharding(s) for " << op->getNumResults() << " result(s)";
-  for (auto [i, sharding] : llvm::enumerate(perResult)) {
-    NamedAttribute one(attr.getName(), sharding);
+           << " value(s) for " << op->getNumResults() << " result(s)";
+  for (auto [i, value] : llvm::enumerate(perResult)) {
+    NamedAttribute one(attr.getName(), value);
     if (failed(verifyValueAttribute(one, op->getResult(i).getType(), op,
                                     ("result #" + Twine(i)).str())))
       return failure();

@@ -161,6 +161,12 @@ getMeshOrError(Operation *from, FlatSymbolRefAttr mesh,
                function_ref<InFlightDiagnostic()> emitError) {
   if (MeshOp meshOp = lookupMesh(from, mesh))
     return meshOp;
+  if (Operation *other =
+          SymbolTable::lookupNearestSymbolFrom(from, mesh.getAttr())) {
+    emitError() << "refers to mesh " << mesh << ", but that symbol is a '"
+                << other->getName() << "', not a tessel.mesh";
+    return failure();
+  }
   InFlightDiagnostic diag = emitError();
   diag << "refers to mesh " << mesh
        << ", which is not defined; declare it with `tessel.mesh " << mesh

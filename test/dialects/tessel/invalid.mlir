@@ -61,9 +61,28 @@ func.func @f(%a: tensor<4xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp"
 // Tests: an op's tessel.sharding gives one sharding per result.
 tessel.mesh @mesh ["dp"=2]
 func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error@+1 {{'tessel.neg' op 'tessel.sharding' gives 2 sharding(s) for 1 result(s)}}
+  // expected-error@+1 {{'tessel.neg' op 'tessel.sharding' gives 2 value(s) for 1 result(s)}}
   %0 = tessel.neg %a {tessel.sharding = [#tessel.sharding<@mesh, [{"dp"}]>, #tessel.sharding<@mesh, [{}]>]} : tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+// -----
+// Tests: an axis listed twice within one dimension is named as such.
+tessel.mesh @mesh ["dp"=2, "tp"=2]
+// expected-error@+1 {{mesh axis "dp" is listed twice in dimension 0}}
+func.func @f(%a: tensor<4x4xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp", "dp"}, {}]>}) { return }
+// -----
+// Tests: logical axes on an op describe its single result.
+func.func @f(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error@+1 {{'tessel.add' op 'tessel.logical_axes' on result #0 has 1 entries for a tensor of rank 2}}
+  %0 = tessel.add %a, %a {tessel.logical_axes = ["a"]} : tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+// -----
+// Tests: logical axes on an op with several results are rejected.
+func.func @f(%a: tensor<4x4xf32>) {
+  // expected-error@+1 {{'tessel.top_k' op 'tessel.logical_axes' gives 1 value(s) for 2 result(s)}}
+  %0:2 = tessel.top_k %a, k = 2 {tessel.logical_axes = ["a", "b"]} : (tensor<4x4xf32>) -> (tensor<4x2xf32>, tensor<4x2xi32>)
+  return
 }
 // -----
 // Tests: tessel.sharding must be a sharding.

@@ -1,0 +1,4 @@
+func.func @f() {
+  // Ã( invalid utf8
+  %0 = tessel.exp Ã( : tensor<4xf32>
+}

@@ -1,0 +1,1 @@
+tessel.mesh ["x"=2]

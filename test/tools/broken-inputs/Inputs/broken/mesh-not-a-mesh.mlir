@@ -1,0 +1,2 @@
+func.func @g() { return }
+func.func @f(%a: tensor<4xf32> {tessel.sharding = #tessel.sharding<@g, [{}]>}) { return }

@@ -1,0 +1,1 @@
+tessel.mesh @m ["dp=2]
