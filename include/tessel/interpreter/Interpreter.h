@@ -1,0 +1,65 @@
+//===- Interpreter.h - the reference interpreter ----------------*- C++ -*-===//
+//
+// Evaluates functions of tessel ops on host tensors, exactly as the op
+// descriptions say. It is the oracle of every equivalence test: a partitioned
+// program on N ranks must compute what the unpartitioned one computes here.
+//
+// A function with the attribute `tessel.spmd = @mesh` is a per-device
+// program: runSpmd runs it on every device of the mesh, one thread per rank,
+// with exact collective semantics. Its arguments and results carry
+// `tessel.sharding` (the global layout) and, where a dimension is padded,
+// `tessel.global_type`; inputs and outputs of runSpmd are global tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_INTERPRETER_INTERPRETER_H
+#define TESSEL_INTERPRETER_INTERPRETER_H
+
+#include "tessel/support/HostTensor.h"
+#include "tessel/support/Mesh.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <vector>
+
+namespace tessel::interp {
+
+class Communicator;
+
+/// Where one rank runs: its device on the mesh and how it talks to others.
+struct RankContext {
+  MeshShape mesh;
+  int64_t device = 0;
+  Communicator *comm = nullptr;
+};
+
+/// The element type of a tensor type, or failure if Tessel has none for it.
+llvm::Expected<DType> dtypeOf(mlir::Type type);
+
+/// Runs `func` once on `args` (local tensors when `rank` is given). Errors
+/// name the op and its location.
+llvm::Expected<std::vector<HostTensor>>
+runFunction(mlir::func::FuncOp func, std::vector<HostTensor> args,
+            const RankContext *rank = nullptr);
+
+/// The mesh a `tessel.spmd` function runs on, or null if it is not one.
+mlir::FailureOr<MeshShape> spmdMesh(mlir::func::FuncOp func);
+
+/// Runs an SPMD function on every device: slices each global input by its
+/// argument's sharding, runs the ranks as threads, reassembles each global
+/// output (checking that replicas agree).
+llvm::Expected<std::vector<HostTensor>>
+runSpmd(mlir::func::FuncOp func, const std::vector<HostTensor> &globalArgs);
+
+/// The global type of argument/result `index` of `func` (from
+/// `tessel.global_type`, else the local type times the sharded axes).
+mlir::RankedTensorType globalArgType(mlir::func::FuncOp func, unsigned index);
+mlir::RankedTensorType globalResultType(mlir::func::FuncOp func,
+                                        unsigned index);
+
+} // namespace tessel::interp
+
+#endif // TESSEL_INTERPRETER_INTERPRETER_H

@@ -1,0 +1,113 @@
+//===- Inputs.cpp - deterministic inputs for a function -------------------===//
+
+#include "tessel/interpreter/Inputs.h"
+
+#include "tessel/dialects/tessel/TesselOps.h"
+#include "tessel/interpreter/Interpreter.h"
+
+using namespace mlir;
+using namespace mlir::tessel;
+using namespace ::tessel;
+using namespace ::tessel::interp;
+namespace ti = ::tessel::interp;
+
+static llvm::Error fail(const Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 message.str());
+}
+
+std::string ti::argName(func::FuncOp func, unsigned index) {
+  if (auto name = func.getArgAttrOfType<StringAttr>(
+          index, TesselDialect::kNameAttrName))
+    return name.getValue().str();
+  return "arg" + std::to_string(index);
+}
+
+std::string ti::resultName(func::FuncOp func, unsigned index) {
+  if (auto name = func.getResultAttrOfType<StringAttr>(
+          index, TesselDialect::kNameAttrName))
+    return name.getValue().str();
+  return "result" + std::to_string(index);
+}
+
+/// The number of rows `value` indexes at `use`, or -1.
+static int64_t indexedSize(OpOperand &use) {
+  Operation *user = use.getOwner();
+  auto dim = [](Value v, int64_t d) {
+    return cast<RankedTensorType>(v.getType()).getDimSize(d);
+  };
+  if (auto g = dyn_cast<GatherOp>(user);
+      g && use.getOperandNumber() == 1)
+    return dim(g.getTable(), g.getAxis());
+  if (auto s = dyn_cast<ScatterAddOp>(user);
+      s && use.getOperandNumber() == 1)
+    return dim(s.getBase(), s.getAxis());
+  if (auto ce = dyn_cast<SoftmaxCrossEntropyOp>(user);
+      ce && use.getOperandNumber() == 1) {
+    auto logits = cast<RankedTensorType>(ce.getLogits().getType());
+    return logits.getShape().back();
+  }
+  if (auto oh = dyn_cast<OneHotOp>(user))
+    return cast<RankedTensorType>(oh.getType()).getShape().back();
+  return -1;
+}
+
+llvm::Expected<InitSpec> ti::initSpecFor(func::FuncOp func,
+                                             unsigned index) {
+  if (auto spec = func.getArgAttrOfType<StringAttr>(index, "tessel.init"))
+    return parseInitSpec(spec.getValue());
+  RankedTensorType type = globalArgType(func, index);
+  llvm::Expected<DType> dt = dtypeOf(type);
+  if (!dt)
+    return dt.takeError();
+  InitSpec spec;
+  if (isFloat(*dt)) {
+    spec.kind = InitSpec::Normal;
+    spec.a = 1.0;
+  } else if (*dt == DType::I1) {
+    spec.kind = InitSpec::Bernoulli;
+    spec.a = 0.5;
+  } else {
+    int64_t bound = -1;
+    if (!func.isExternal())
+      for (OpOperand &use : func.getArgument(index).getUses()) {
+        int64_t n = indexedSize(use);
+        if (n > 0 && (bound < 0 || n < bound))
+          bound = n;
+      }
+    spec.kind = InitSpec::IntRange;
+    spec.a = 0;
+    spec.b = bound > 0 ? bound : 16;
+  }
+  return spec;
+}
+
+llvm::Expected<std::vector<HostTensor>>
+ti::makeInputs(func::FuncOp func, uint64_t seed, const NamedTensors *given,
+                   llvm::StringRef source) {
+  std::vector<HostTensor> inputs;
+  for (unsigned a = 0; a < func.getNumArguments(); ++a) {
+    RankedTensorType type = globalArgType(func, a);
+    llvm::Expected<DType> dt = dtypeOf(type);
+    if (!dt)
+      return dt.takeError();
+    std::string name = argName(func, a);
+    if (const HostTensor *t = given ? given->find(name) : nullptr) {
+      HostTensor expected(*dt, type.getShape());
+      if (t->dtype != *dt || t->shape != expected.shape)
+        return fail(source + ": tensor '" + name + "' is " + t->typeString() +
+                    " but argument #" + Twine(a) + " of @" +
+                    func.getSymName() + " needs " + expected.typeString());
+      inputs.push_back(*t);
+      continue;
+    }
+    llvm::Expected<InitSpec> spec = initSpecFor(func, a);
+    if (!spec)
+      return fail("argument #" + Twine(a) + " ('" + name +
+                  "'): " + llvm::toString(spec.takeError()));
+    HostTensor t(*dt, type.getShape());
+    fillTensor(t, *spec, seed, streamOf(name));
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}

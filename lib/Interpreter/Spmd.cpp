@@ -1,0 +1,221 @@
+//===- Spmd.cpp - run a per-device program on every device of a mesh ------===//
+
+#include "tessel/dialects/tessel/TesselOps.h"
+#include "tessel/interpreter/Communicator.h"
+#include "tessel/interpreter/Interpreter.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <thread>
+
+using namespace mlir;
+using namespace mlir::tessel;
+using namespace ::tessel;
+using namespace ::tessel::interp;
+namespace ti = ::tessel::interp;
+
+static llvm::Error fail(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+FailureOr<MeshShape> ti::spmdMesh(func::FuncOp func) {
+  auto ref = func->getAttrOfType<FlatSymbolRefAttr>("tessel.spmd");
+  if (!ref)
+    return failure();
+  MeshOp mesh = lookupMesh(func, ref);
+  if (!mesh)
+    return failure();
+  MeshShape shape;
+  for (Attribute name : mesh.getAxisNames())
+    shape.axisNames.push_back(cast<StringAttr>(name).getValue().str());
+  llvm::append_range(shape.axisSizes, mesh.getAxisSizes());
+  return shape;
+}
+
+/// The axes of each dimension of `sharding` (empty when unsharded).
+static std::vector<std::vector<std::string>> dimAxes(ShardingAttr sharding,
+                                                     int64_t rank) {
+  std::vector<std::vector<std::string>> out(rank);
+  if (!sharding)
+    return out;
+  for (auto [d, dim] : llvm::enumerate(sharding.getDims()))
+    for (StringAttr axis : dim.getAxes())
+      out[d].push_back(axis.getValue().str());
+  return out;
+}
+
+static RankedTensorType globalType(func::FuncOp func, DictionaryAttr attrs,
+                                   Type localType) {
+  auto local = cast<RankedTensorType>(localType);
+  if (attrs)
+    if (auto global = attrs.getAs<TypeAttr>("tessel.global_type"))
+      return cast<RankedTensorType>(global.getValue());
+  FailureOr<MeshShape> mesh = spmdMesh(func);
+  ShardingAttr sharding =
+      attrs ? attrs.getAs<ShardingAttr>(TesselDialect::kShardingAttrName)
+            : ShardingAttr();
+  if (failed(mesh) || !sharding)
+    return local;
+  SmallVector<int64_t> shape(local.getShape());
+  for (auto [d, axes] : llvm::enumerate(dimAxes(sharding, local.getRank())))
+    shape[d] *= mesh->groupSize(axes);
+  return local.clone(shape);
+}
+
+RankedTensorType ti::globalArgType(func::FuncOp func, unsigned index) {
+  return globalType(func, func.getArgAttrDict(index),
+                    func.getArgumentTypes()[index]);
+}
+
+RankedTensorType ti::globalResultType(func::FuncOp func, unsigned index) {
+  return globalType(func, func.getResultAttrDict(index),
+                    func.getResultTypes()[index]);
+}
+
+namespace {
+/// Maps between a global tensor and one device's block of it.
+struct Blocking {
+  Shape offset, local;
+};
+
+Blocking blockOf(const MeshShape &mesh, int64_t device,
+                 const std::vector<std::vector<std::string>> &axes,
+                 ArrayRef<int64_t> localShape) {
+  Blocking b;
+  for (size_t d = 0; d < localShape.size(); ++d) {
+    b.offset.push_back(mesh.groupIndex(device, axes[d]) * localShape[d]);
+    b.local.push_back(localShape[d]);
+  }
+  return b;
+}
+
+/// Visits every local index with its global linear index (or -1 in padding).
+template <typename Fn>
+void forEachLocal(const Blocking &b, ArrayRef<int64_t> globalShape, Fn fn) {
+  Shape gStrides = stridesOf(globalShape), idx(b.local.size(), 0);
+  int64_t n = numElements(b.local);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t rest = k, g = 0;
+    bool inside = true;
+    for (int64_t d = static_cast<int64_t>(b.local.size()) - 1; d >= 0; --d) {
+      int64_t i = rest % b.local[d] + b.offset[d];
+      rest /= b.local[d];
+      inside &= i < globalShape[d];
+      g += i * gStrides[d];
+    }
+    fn(k, inside ? g : -1);
+  }
+}
+} // namespace
+
+llvm::Expected<std::vector<HostTensor>>
+ti::runSpmd(func::FuncOp func, const std::vector<HostTensor> &globalArgs) {
+  FailureOr<MeshShape> mesh = spmdMesh(func);
+  if (failed(mesh))
+    return fail(("function @" + func.getSymName() +
+                 " is not a tessel.spmd function with a known mesh")
+                    .str());
+  int64_t numDevices = mesh->numDevices();
+  if (globalArgs.size() != func.getNumArguments())
+    return fail(llvm::formatv("@{0} takes {1} arguments, got {2}",
+                              func.getSymName(), func.getNumArguments(),
+                              globalArgs.size()));
+
+  // Slice every global input into each device's block (zero padding).
+  std::vector<std::vector<HostTensor>> localArgs(numDevices);
+  for (unsigned a = 0; a < func.getNumArguments(); ++a) {
+    auto localType = cast<RankedTensorType>(func.getArgumentTypes()[a]);
+    RankedTensorType gType = globalArgType(func, a);
+    const HostTensor &global = globalArgs[a];
+    if (ArrayRef<int64_t>(global.shape) != gType.getShape())
+      return fail(llvm::formatv("argument #{0} of @{1} must have global shape "
+                                "{2}, got {3}",
+                                a, func.getSymName(),
+                                HostTensor(global.dtype, gType.getShape())
+                                    .typeString(),
+                                global.typeString()));
+    auto axes = dimAxes(func.getArgAttrOfType<ShardingAttr>(
+                            a, TesselDialect::kShardingAttrName),
+                        localType.getRank());
+    for (int64_t dev = 0; dev < numDevices; ++dev) {
+      HostTensor local(global.dtype, localType.getShape());
+      forEachLocal(blockOf(*mesh, dev, axes, localType.getShape()),
+                   gType.getShape(), [&](int64_t k, int64_t g) {
+                     if (g < 0)
+                       return;
+                     if (local.isFloat())
+                       local.f[k] = global.f[g];
+                     else
+                       local.i[k] = global.i[g];
+                   });
+      localArgs[dev].push_back(std::move(local));
+    }
+  }
+
+  // One thread per device.
+  Communicator comm(numDevices);
+  std::vector<llvm::Expected<std::vector<HostTensor>>> results;
+  for (int64_t dev = 0; dev < numDevices; ++dev)
+    results.emplace_back(std::vector<HostTensor>());
+  std::vector<std::thread> threads;
+  for (int64_t dev = 0; dev < numDevices; ++dev)
+    threads.emplace_back([&, dev] {
+      RankContext ctx{*mesh, dev, &comm};
+      results[dev] = runFunction(func, std::move(localArgs[dev]), &ctx);
+      if (!results[dev])
+        comm.abort();
+    });
+  for (std::thread &t : threads)
+    t.join();
+  std::string errors;
+  for (int64_t dev = 0; dev < numDevices; ++dev)
+    if (!results[dev]) {
+      std::string message = llvm::toString(results[dev].takeError());
+      if (message.find("aborted because another rank failed") ==
+          std::string::npos)
+        errors += llvm::formatv("device {0}: {1}\n", dev, message).str();
+    }
+  if (!errors.empty())
+    return fail(errors);
+
+  // Reassemble each global output; replicas must agree exactly.
+  std::vector<HostTensor> outputs;
+  for (unsigned r = 0; r < func.getNumResults(); ++r) {
+    auto localType = cast<RankedTensorType>(func.getResultTypes()[r]);
+    RankedTensorType gType = globalResultType(func, r);
+    auto axes = dimAxes(func.getResultAttrOfType<ShardingAttr>(
+                            r, TesselDialect::kShardingAttrName),
+                        localType.getRank());
+    HostTensor global((*results[0])[r].dtype, gType.getShape());
+    std::vector<int64_t> writer(global.size(), -1);
+    std::string mismatch;
+    for (int64_t dev = 0; dev < numDevices && mismatch.empty(); ++dev) {
+      const HostTensor &local = (*results[dev])[r];
+      forEachLocal(blockOf(*mesh, dev, axes, localType.getShape()),
+                   gType.getShape(), [&](int64_t k, int64_t g) {
+                     if (g < 0 || !mismatch.empty())
+                       return;
+                     double v = local.getF(k);
+                     if (writer[g] >= 0) {
+                       double w = global.getF(g);
+                       if (!(v == w || (std::isnan(v) && std::isnan(w))))
+                         mismatch = llvm::formatv(
+                             "result #{0}: devices {1} and {2} hold "
+                             "different values ({3} vs {4}) for replicated "
+                             "element {5}",
+                             r, writer[g], dev, w, v, g);
+                       return;
+                     }
+                     writer[g] = dev;
+                     if (global.isFloat())
+                       global.f[g] = local.f[k];
+                     else
+                       global.i[g] = local.i[k];
+                   });
+    }
+    if (!mismatch.empty())
+      return fail(mismatch);
+    outputs.push_back(std::move(global));
+  }
+  return outputs;
+}

@@ -1,0 +1,228 @@
+//===- SafeTensors.cpp - read and write safetensors files -----------------===//
+
+#include "tessel/support/SafeTensors.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+using namespace tessel;
+
+const HostTensor *NamedTensors::find(llvm::StringRef name) const {
+  for (const auto &[n, t] : tensors)
+    if (n == name)
+      return &t;
+  return nullptr;
+}
+
+template <typename... Ts>
+static llvm::Error fail(llvm::StringRef path, const char *fmt, Ts &&...args) {
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      (path + ": " + llvm::formatv(fmt, std::forward<Ts>(args)...).str())
+          .str());
+}
+
+/// Reads a non-negative integer from a JSON value.
+static std::optional<int64_t> asIndex(const llvm::json::Value &v) {
+  std::optional<int64_t> n = v.getAsInteger();
+  if (!n || *n < 0)
+    return std::nullopt;
+  return n;
+}
+
+llvm::Expected<NamedTensors> tessel::parseSafeTensors(llvm::StringRef bytes,
+                                                      llvm::StringRef path) {
+  if (bytes.size() < 8)
+    return fail(path, "file is {0} bytes, too short for a safetensors header",
+                bytes.size());
+  uint64_t headerSize;
+  std::memcpy(&headerSize, bytes.data(), 8);
+  if (headerSize > bytes.size() - 8)
+    return fail(path,
+                "header length {0} runs past the end of the file ({1} bytes)",
+                headerSize, bytes.size());
+  llvm::StringRef header = bytes.substr(8, headerSize);
+  llvm::StringRef data = bytes.drop_front(8 + headerSize);
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(header);
+  if (!json)
+    return fail(path, "header is not valid JSON: {0}",
+                llvm::toString(json.takeError()));
+  const llvm::json::Object *root = json->getAsObject();
+  if (!root)
+    return fail(path, "header must be a JSON object");
+
+  NamedTensors result;
+  std::vector<std::pair<uint64_t, std::string>> order;
+  for (const auto &[key, value] : *root) {
+    std::string name = key.str();
+    if (name == "__metadata__") {
+      const llvm::json::Object *meta = value.getAsObject();
+      if (!meta)
+        return fail(path, "__metadata__ must be an object of strings");
+      for (const auto &[mk, mv] : *meta) {
+        std::optional<llvm::StringRef> s = mv.getAsString();
+        if (!s)
+          return fail(path, "__metadata__ entry '{0}' is not a string",
+                      mk.str());
+        result.metadata[mk.str()] = s->str();
+      }
+      continue;
+    }
+    const llvm::json::Object *entry = value.getAsObject();
+    if (!entry)
+      return fail(path, "tensor '{0}': entry is not an object", name);
+    std::optional<llvm::StringRef> dtypeName = entry->getString("dtype");
+    if (!dtypeName)
+      return fail(path, "tensor '{0}': missing dtype", name);
+    std::optional<DType> dtype = fromSafetensorsName(*dtypeName);
+    if (!dtype)
+      return fail(path, "tensor '{0}': unsupported dtype '{1}'", name,
+                  *dtypeName);
+    const llvm::json::Array *shapeArray = entry->getArray("shape");
+    if (!shapeArray)
+      return fail(path, "tensor '{0}': missing shape", name);
+    Shape shape;
+    uint64_t elements = 1;
+    for (const llvm::json::Value &d : *shapeArray) {
+      std::optional<int64_t> dim = asIndex(d);
+      if (!dim)
+        return fail(path, "tensor '{0}': shape entries must be non-negative "
+                          "integers",
+                    name);
+      if (*dim != 0 && elements > (uint64_t(1) << 48) / uint64_t(*dim))
+        return fail(path, "tensor '{0}': shape is too large", name);
+      elements *= *dim;
+      shape.push_back(*dim);
+    }
+    const llvm::json::Array *offsets = entry->getArray("data_offsets");
+    if (!offsets || offsets->size() != 2 || !asIndex((*offsets)[0]) ||
+        !asIndex((*offsets)[1]))
+      return fail(path, "tensor '{0}': data_offsets must be [begin, end]",
+                  name);
+    uint64_t begin = *asIndex((*offsets)[0]), end = *asIndex((*offsets)[1]);
+    if (begin > end || end > data.size())
+      return fail(path,
+                  "tensor '{0}': data_offsets [{1}, {2}] are outside the {3} "
+                  "data bytes (truncated file?)",
+                  name, begin, end, data.size());
+    uint64_t expected = elements * byteSize(*dtype);
+    if (end - begin != expected)
+      return fail(path,
+                  "tensor '{0}': {1} {2} needs {3} bytes but data_offsets "
+                  "give {4}",
+                  name, safetensorsName(*dtype),
+                  HostTensor(*dtype, {}).typeString(), expected, end - begin);
+    HostTensor t(*dtype, shape);
+    const uint8_t *src =
+        reinterpret_cast<const uint8_t *>(data.data()) + begin;
+    int64_t bytesPer = byteSize(*dtype);
+    for (int64_t k = 0, n = t.size(); k < n; ++k) {
+      double fv;
+      int64_t iv;
+      loadElement(*dtype, src + k * bytesPer, fv, iv);
+      if (t.isFloat())
+        t.f[k] = fv;
+      else
+        t.i[k] = iv;
+    }
+    order.emplace_back(begin, name);
+    result.tensors.emplace_back(name, std::move(t));
+  }
+  // Keep file order (the JSON object's key order is not preserved).
+  std::vector<std::pair<std::string, HostTensor>> sorted;
+  llvm::sort(order);
+  for (auto &[begin, name] : order)
+    for (auto &entry : result.tensors)
+      if (entry.first == name)
+        sorted.push_back(std::move(entry));
+  result.tensors = std::move(sorted);
+  return result;
+}
+
+llvm::Expected<NamedTensors> tessel::readSafeTensors(llvm::StringRef path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return fail(path, "cannot read: {0}", buffer.getError().message());
+  return parseSafeTensors((*buffer)->getBuffer(), path);
+}
+
+std::string tessel::serializeSafeTensors(const NamedTensors &tensors) {
+  llvm::json::Object header;
+  uint64_t offset = 0;
+  for (const auto &[name, t] : tensors.tensors) {
+    uint64_t bytes = t.size() * byteSize(t.dtype);
+    llvm::json::Array shape;
+    for (int64_t d : t.shape)
+      shape.push_back(d);
+    header[name] = llvm::json::Object{
+        {"dtype", safetensorsName(t.dtype)},
+        {"shape", std::move(shape)},
+        {"data_offsets", llvm::json::Array{offset, offset + bytes}}};
+    offset += bytes;
+  }
+  if (!tensors.metadata.empty()) {
+    llvm::json::Object meta;
+    for (const auto &[k, v] : tensors.metadata)
+      meta[k] = v;
+    header["__metadata__"] = std::move(meta);
+  }
+  std::string headerText;
+  llvm::raw_string_ostream os(headerText);
+  os << llvm::json::Value(std::move(header));
+  os.flush();
+  while ((headerText.size() + 8) % 8)
+    headerText.push_back(' '); // align the data section
+  std::string out(8, '\0');
+  uint64_t headerSize = headerText.size();
+  std::memcpy(out.data(), &headerSize, 8);
+  out += headerText;
+  size_t dataStart = out.size();
+  out.resize(dataStart + offset);
+  uint8_t *dst = reinterpret_cast<uint8_t *>(out.data()) + dataStart;
+  for (const auto &[name, t] : tensors.tensors) {
+    int64_t bytesPer = byteSize(t.dtype);
+    for (int64_t k = 0, n = t.size(); k < n; ++k)
+      storeElement(t.dtype, t.isFloat() ? t.f[k] : 0.0,
+                   t.isFloat() ? 0 : t.i[k], dst + k * bytesPer);
+    dst += t.size() * bytesPer;
+  }
+  return out;
+}
+
+llvm::Error tessel::writeSafeTensors(llvm::StringRef path,
+                                     const NamedTensors &tensors) {
+  std::string bytes = serializeSafeTensors(tensors);
+  llvm::SmallString<256> temp;
+  int fd;
+  llvm::StringRef dir = llvm::sys::path::parent_path(path);
+  llvm::SmallString<256> model(dir.empty() ? "." : dir);
+  llvm::sys::path::append(model, llvm::sys::path::filename(path) +
+                                     ".tmp-%%%%%%");
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, temp))
+    return fail(path, "cannot create a temporary file: {0}", ec.message());
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << bytes;
+    os.flush();
+    if (os.has_error()) {
+      std::string message = os.error().message();
+      os.clear_error();
+      llvm::sys::fs::remove(temp);
+      return fail(path, "write failed: {0}", message);
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
+    llvm::sys::fs::remove(temp);
+    return fail(path, "cannot rename the temporary file into place: {0}",
+                ec.message());
+  }
+  return llvm::Error::success();
+}

@@ -1,0 +1,156 @@
+//===- tessel-interp.cpp - run tessel programs on host tensors ------------===//
+//
+// tessel-interp FILE.mlir [--func NAME] [--seed S] [--inputs IN.safetensors]
+//               [--save OUT.safetensors] [--print]
+//
+// Inputs and outputs are global tensors. A `tessel.spmd` function runs as one
+// thread per device of its mesh; its inputs are sliced by their shardings and
+// its outputs reassembled, so the same seed or inputs feed the unpartitioned
+// and the partitioned program identical values.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessel/dialects/tessel/TesselDialect.h"
+#include "tessel/interpreter/Inputs.h"
+#include "tessel/interpreter/Interpreter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tessel;
+using namespace ::tessel;
+namespace ti = ::tessel::interp;
+
+static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
+                                            llvm::cl::desc("<program.mlir>"),
+                                            llvm::cl::init("-"));
+static llvm::cl::opt<std::string>
+    funcName("func", llvm::cl::desc("Function to run (default: @forward, "
+                                     "else the only function with a body)"));
+static llvm::cl::opt<uint64_t>
+    seed("seed", llvm::cl::desc("Seed for inputs not given"),
+         llvm::cl::init(0));
+static llvm::cl::opt<std::string>
+    inputsFile("inputs", llvm::cl::desc("safetensors file of inputs, by "
+                                        "argument name (tessel.name or argN)"));
+static llvm::cl::opt<std::string>
+    saveFile("save", llvm::cl::desc("Write the outputs to this safetensors "
+                                    "file (by tessel.name or resultN)"));
+static llvm::cl::opt<bool>
+    printOutputs("print", llvm::cl::desc("Print each output's shape, first "
+                                         "values and checksums"));
+
+static int failWith(const Twine &message) {
+  llvm::errs() << "tessel-interp: " << message << "\n";
+  return 1;
+}
+
+static func::FuncOp chooseFunction(ModuleOp module) {
+  if (!funcName.empty())
+    return module.lookupSymbol<func::FuncOp>(funcName);
+  if (auto forward = module.lookupSymbol<func::FuncOp>("forward"))
+    return forward;
+  func::FuncOp only;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (f.isExternal())
+      continue;
+    if (only)
+      return {};
+    only = f;
+  }
+  return only;
+}
+
+static void print(llvm::StringRef name, const HostTensor &t) {
+  llvm::outs() << name << ": " << t.typeString() << " =";
+  int64_t n = t.size(), shown = std::min<int64_t>(n, 8);
+  if (t.rank() > 0)
+    llvm::outs() << " [";
+  for (int64_t k = 0; k < shown; ++k) {
+    llvm::outs() << (k ? ", " : (t.rank() ? "" : " "));
+    if (t.isFloat())
+      llvm::outs() << llvm::format("%.7g", t.f[k]);
+    else
+      llvm::outs() << t.i[k];
+  }
+  if (t.rank() > 0)
+    llvm::outs() << (n > shown ? ", ...]" : "]");
+  double sum = 0, absSum = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    sum += t.getF(k);
+    absSum += std::fabs(t.getF(k));
+  }
+  llvm::outs() << llvm::format("  sum=%.9g abs_sum=%.9g\n", sum, absSum);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv, "Tessel reference interpreter\n\n"
+                  "Runs a function of tessel ops on host tensors; a "
+                  "tessel.spmd function runs as one thread per device.\n");
+
+  DialectRegistry registry;
+  registry.insert<mlir::tessel::TesselDialect, func::FuncDialect>();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  std::string error;
+  auto file = openInputFile(inputFile, &error);
+  if (!file)
+    return failWith(error);
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1; // The parser reported the error with its location.
+
+  func::FuncOp func = chooseFunction(*module);
+  if (!func)
+    return failWith(funcName.empty()
+                        ? "no @forward and no single function to run; pass "
+                          "--func NAME"
+                        : "no function @" + funcName + " in " + inputFile);
+
+  std::optional<NamedTensors> given;
+  if (!inputsFile.empty()) {
+    llvm::Expected<NamedTensors> read = readSafeTensors(inputsFile);
+    if (!read)
+      return failWith(llvm::toString(read.takeError()));
+    given = std::move(*read);
+  }
+  llvm::Expected<std::vector<HostTensor>> inputs = ti::makeInputs(
+      func, seed, given ? &*given : nullptr, inputsFile);
+  if (!inputs)
+    return failWith(llvm::toString(inputs.takeError()));
+
+  llvm::Expected<std::vector<HostTensor>> outputs =
+      succeeded(ti::spmdMesh(func))
+          ? ti::runSpmd(func, *inputs)
+          : ti::runFunction(func, std::move(*inputs));
+  if (!outputs)
+    return failWith(llvm::toString(outputs.takeError()));
+
+  NamedTensors saved;
+  for (auto [r, t] : llvm::enumerate(*outputs)) {
+    std::string name = ti::resultName(func, r);
+    if (printOutputs)
+      print(name, t);
+    saved.tensors.emplace_back(name, std::move(t));
+  }
+  if (!saveFile.empty())
+    if (llvm::Error err = writeSafeTensors(saveFile, saved))
+      return failWith(llvm::toString(std::move(err)));
+  return 0;
+}
