@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "tessel/support/Random.h"
 
 using namespace mlir;
 using namespace mlir::tessel;
@@ -69,11 +70,40 @@ LogicalResult verifyValueAttribute(NamedAttribute attr, Type type,
                     << tensor.getRank();
     return success();
   }
+  if (name == TesselDialect::kInitAttrName) {
+    auto str = dyn_cast<StringAttr>(attr.getValue());
+    if (!str)
+      return emit() << "'" << name << "' on " << what << " must be a string";
+    llvm::Expected<::tessel::InitSpec> spec =
+        ::tessel::parseInitSpec(str.getValue());
+    if (!spec)
+      return emit() << "'" << name << "' on " << what << ": "
+                    << llvm::toString(spec.takeError());
+    return success();
+  }
+  if (name == TesselDialect::kGlobalTypeAttrName) {
+    auto global = dyn_cast<TypeAttr>(attr.getValue());
+    auto globalTensor =
+        global ? dyn_cast<RankedTensorType>(global.getValue()) : nullptr;
+    auto local = dyn_cast_or_null<RankedTensorType>(type);
+    if (!globalTensor || !local)
+      return emit() << "'" << name << "' on " << what
+                    << " must be a tensor type, on a tensor value";
+    if (globalTensor.getRank() != local.getRank() ||
+        globalTensor.getElementType() != local.getElementType())
+      return emit() << "'" << name << "' on " << what << " is "
+                    << globalTensor << ", which does not match the rank and "
+                    << "element type of the local type " << local;
+    return success();
+  }
   return emit() << "unknown attribute '" << name << "' on " << what
                 << "; the tessel dialect knows '"
                 << TesselDialect::kShardingAttrName << "', '"
-                << TesselDialect::kNameAttrName << "' and '"
-                << TesselDialect::kLogicalAxesAttrName << "'";
+                << TesselDialect::kNameAttrName << "', '"
+                << TesselDialect::kLogicalAxesAttrName << "', '"
+                << TesselDialect::kInitAttrName << "', '"
+                << TesselDialect::kGlobalTypeAttrName << "' and '"
+                << TesselDialect::kSpmdAttrName << "' (on functions)";
 }
 } // namespace
 
@@ -110,6 +140,16 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
   StringRef name = attr.getName().getValue();
   if (name == kNameAttrName)
     return verifyValueAttribute(attr, Type(), op, "an operation");
+  if (name == kSpmdAttrName) {
+    auto mesh = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
+    if (!isa<FunctionOpInterface>(op) || !mesh)
+      return op->emitOpError() << "'" << name
+                               << "' must be a mesh symbol on a function";
+    if (!lookupMesh(op, mesh))
+      return op->emitOpError() << "'" << name << "' names " << mesh
+                               << ", which is not a tessel.mesh";
+    return success();
+  }
   // A sharding on an op: one for its single result, or an array of one per
   // result. Logical axes: one list for the op's single result.
   SmallVector<Attribute> perResult;

@@ -30,6 +30,14 @@ def Tessel_Dialect : Dialect {
       * `tessel.name`: a string naming a parameter (Hugging Face naming).
       * `tessel.logical_axes`: an array of strings, one logical axis name
         per tensor dimension (`""` for an untagged dimension).
+      * `tessel.init`: how an argument is initialized when no value is given
+        (`zeros`, `ones`, `normal:STD`, `uniform:LO:HI`, `int:LO:HI`,
+        `bernoulli:P`).
+      * `tessel.spmd = @mesh` on a function: the function is a per-device
+        program run by every device of the mesh; its arguments and results
+        are local blocks of global tensors described by their
+        `tessel.sharding` and, where padded, `tessel.global_type`.
+      * `tessel.global_type`: the global type of a local argument or result.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
@@ -41,6 +49,10 @@ def Tessel_Dialect : Dialect {
     static constexpr llvm::StringLiteral kNameAttrName = "tessel.name";
     static constexpr llvm::StringLiteral kLogicalAxesAttrName =
         "tessel.logical_axes";
+    static constexpr llvm::StringLiteral kInitAttrName = "tessel.init";
+    static constexpr llvm::StringLiteral kGlobalTypeAttrName =
+        "tessel.global_type";
+    static constexpr llvm::StringLiteral kSpmdAttrName = "tessel.spmd";
   private:
     void registerAttributes();
   public:
