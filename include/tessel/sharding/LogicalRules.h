@@ -1,0 +1,50 @@
+//===- LogicalRules.h - logical axis names to mesh axes ---------*- C++ -*-===//
+//
+// A rules file maps the logical axis names models tag their tensors with to
+// mesh axes, as MaxText and T5X users write them:
+//   {"batch": "dp", "mlp": "tp", "heads": ["tp"], "embed": null}
+// Switching between DP, FSDP, TP and their mixes is a rules change.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_SHARDING_LOGICALRULES_H
+#define TESSEL_SHARDING_LOGICALRULES_H
+
+#include "tessel/dialects/tessel/TesselOps.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::tessel {
+
+struct LogicalRules {
+  /// Logical axis -> mesh axes, major to minor (empty: replicated).
+  llvm::StringMap<std::vector<std::string>> axes;
+};
+
+llvm::Expected<LogicalRules> parseLogicalRules(StringRef json,
+                                               StringRef source);
+llvm::Expected<LogicalRules> readLogicalRules(StringRef path);
+
+/// The rules of a built-in strategy (rules/NAME.json), or an error listing
+/// the known names.
+llvm::Expected<LogicalRules> builtinStrategy(StringRef name);
+std::vector<std::string> builtinStrategyNames();
+/// The JSON text of a built-in strategy (empty if unknown).
+StringRef builtinStrategyText(StringRef name);
+
+/// Turns `tessel.logical_axes` into shardings on `mesh`: closed
+/// `tessel.sharding` on function arguments and results that have none yet,
+/// and a `tessel.sharding_constraint` after each tagged op (its unmapped
+/// dimensions open). A mesh axis already used by an earlier dimension of the
+/// same tensor is skipped. Errors (a rule naming an axis the mesh lacks) are
+/// emitted on the module.
+LogicalResult applyLogicalRules(ModuleOp module, MeshOp mesh,
+                                const LogicalRules &rules);
+
+} // namespace mlir::tessel
+
+#endif // TESSEL_SHARDING_LOGICALRULES_H

@@ -1,0 +1,74 @@
+//===- Emitter.h - helpers for building model IR ----------------*- C++ -*-===//
+//
+// Builds one function body op by op. Parameters become function arguments
+// in order of first use, always before the data arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_LIB_MODELS_EMITTER_H
+#define TESSEL_LIB_MODELS_EMITTER_H
+
+#include "tessel/dialects/tessel/TesselOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tessel::models {
+
+class Emitter {
+public:
+  Emitter(ModuleOp module, StringRef name, Type elementType);
+
+  /// A parameter argument.
+  Value param(StringRef name, ArrayRef<int64_t> shape,
+              ArrayRef<StringRef> logicalAxes, StringRef init);
+  /// A data argument (after all parameters).
+  Value data(StringRef name, ArrayRef<int64_t> shape, Type elementType,
+             ArrayRef<StringRef> logicalAxes, StringRef init);
+  /// Finishes the function with `results` (named by `names`).
+  func::FuncOp finish(ArrayRef<Value> results, ArrayRef<StringRef> names);
+
+  OpBuilder &b() { return builder; }
+  Location loc() const { return location; }
+  Type elementType() const { return elemType; }
+
+  RankedTensorType tensor(ArrayRef<int64_t> shape, Type elt = {}) {
+    return RankedTensorType::get(shape, elt ? elt : elemType);
+  }
+  static ArrayRef<int64_t> shapeOf(Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  }
+
+  Value splat(ArrayRef<int64_t> shape, double value, Type elt = {});
+  /// x @ w contracting x's last dimension with w's dimension `wDim`.
+  Value matmul(Value x, Value w, int64_t wDim);
+  /// x + broadcast(bias) over the last dimension.
+  Value addBias(Value x, Value bias);
+  Value broadcast(Value x, ArrayRef<int64_t> shape, ArrayRef<int64_t> dims);
+  Value reshape(Value x, ArrayRef<int64_t> shape);
+  Value transpose(Value x, ArrayRef<int64_t> perm);
+  Value scale(Value x, double factor);
+  /// Tags `v`'s defining op with logical axes (for rules on activations).
+  Value tag(Value v, ArrayRef<StringRef> logicalAxes);
+
+  template <typename OpTy, typename... Args>
+  Value op(Args &&...args) {
+    return OpTy::create(builder, location, std::forward<Args>(args)...)
+        .getResult();
+  }
+
+private:
+  ArrayAttr strings(ArrayRef<StringRef> values);
+
+  OpBuilder builder;
+  Location location;
+  Type elemType;
+  func::FuncOp func;
+  Block *body;
+  unsigned numParams = 0;
+  SmallVector<DictionaryAttr> argAttrs;
+};
+
+} // namespace mlir::tessel::models
+
+#endif // TESSEL_LIB_MODELS_EMITTER_H

@@ -1,0 +1,177 @@
+//===- LogicalRules.cpp - logical axis names to mesh axes -----------------===//
+
+#include "tessel/sharding/LogicalRules.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+static llvm::Error fail(const Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 message.str());
+}
+
+llvm::Expected<LogicalRules> mlir::tessel::parseLogicalRules(StringRef json,
+                                                             StringRef source) {
+  llvm::Expected<llvm::json::Value> value = llvm::json::parse(json);
+  if (!value)
+    return fail(source + ": not valid JSON: " +
+                llvm::toString(value.takeError()));
+  const llvm::json::Object *object = value->getAsObject();
+  if (!object)
+    return fail(source + ": rules must be a JSON object mapping logical axis "
+                         "names to a mesh axis, a list of mesh axes, or null");
+  LogicalRules rules;
+  for (const auto &[key, target] : *object) {
+    std::vector<std::string> axes;
+    if (std::optional<StringRef> one = target.getAsString()) {
+      axes.push_back(one->str());
+    } else if (const llvm::json::Array *many = target.getAsArray()) {
+      for (const llvm::json::Value &v : *many) {
+        std::optional<StringRef> s = v.getAsString();
+        if (!s)
+          return fail(source + ": rule '" + key.str() +
+                      "' lists something that is not a mesh axis name");
+        axes.push_back(s->str());
+      }
+    } else if (!target.getAsNull()) {
+      return fail(source + ": rule '" + key.str() +
+                  "' must map to a mesh axis, a list of mesh axes, or null");
+    }
+    rules.axes[key.str()] = std::move(axes);
+  }
+  return rules;
+}
+
+llvm::Expected<LogicalRules> mlir::tessel::readLogicalRules(StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return fail(path + ": cannot read: " + buffer.getError().message());
+  return parseLogicalRules((*buffer)->getBuffer(), path);
+}
+
+namespace {
+struct Strategy {
+  const char *name;
+  const char *json;
+};
+// Generated from rules/*.json at configure time.
+const Strategy kStrategies[] = {
+#include "tessel/sharding/Strategies.inc"
+};
+} // namespace
+
+StringRef mlir::tessel::builtinStrategyText(StringRef name) {
+  for (const Strategy &s : kStrategies)
+    if (name == s.name)
+      return s.json;
+  return {};
+}
+
+std::vector<std::string> mlir::tessel::builtinStrategyNames() {
+  std::vector<std::string> names;
+  for (const Strategy &s : kStrategies)
+    names.push_back(s.name);
+  return names;
+}
+
+llvm::Expected<LogicalRules> mlir::tessel::builtinStrategy(StringRef name) {
+  StringRef text = builtinStrategyText(name);
+  if (text.empty()) {
+    std::string known;
+    for (const std::string &n : builtinStrategyNames())
+      known += (known.empty() ? "" : ", ") + n;
+    return fail("unknown strategy '" + name + "'; built-in strategies: " +
+                known);
+  }
+  return parseLogicalRules(text, ("rules/" + name + ".json").str());
+}
+
+namespace {
+/// Builds the sharding of a tensor tagged `logical` on `mesh`; unmapped
+/// dimensions are open when `openUnmapped`. Returns null when no dimension
+/// maps to a mesh axis and `skipIfUnmapped`.
+FailureOr<ShardingAttr> shardingFor(MeshOp mesh, ArrayAttr logical,
+                                    const LogicalRules &rules,
+                                    bool openUnmapped, Operation *where) {
+  MLIRContext *ctx = mesh.getContext();
+  llvm::StringSet<> used;
+  SmallVector<DimShardingAttr> dims;
+  bool anyMapped = false;
+  for (Attribute nameAttr : logical) {
+    StringRef name = cast<StringAttr>(nameAttr).getValue();
+    SmallVector<StringAttr> axes;
+    auto it = rules.axes.find(name);
+    if (it != rules.axes.end())
+      for (const std::string &axis : it->second) {
+        if (mesh.getAxisIndex(axis) < 0) {
+          where->emitError() << "logical axis rule '" << name
+                             << "' maps to mesh axis '" << axis
+                             << "', which mesh @" << mesh.getSymName()
+                             << " does not have";
+          return failure();
+        }
+        if (used.insert(axis).second)
+          axes.push_back(StringAttr::get(ctx, axis));
+      }
+    anyMapped |= !axes.empty();
+    dims.push_back(DimShardingAttr::get(ctx, axes,
+                                        openUnmapped && axes.empty(),
+                                        std::nullopt));
+  }
+  if (!anyMapped && openUnmapped)
+    return ShardingAttr();
+  return ShardingAttr::get(ctx, FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+                           dims);
+}
+} // namespace
+
+LogicalResult mlir::tessel::applyLogicalRules(ModuleOp module, MeshOp mesh,
+                                              const LogicalRules &rules) {
+  StringRef tagName = TesselDialect::kLogicalAxesAttrName;
+  StringRef shardingName = TesselDialect::kShardingAttrName;
+  WalkResult result = module.walk([&](Operation *op) -> WalkResult {
+    if (auto func = dyn_cast<func::FuncOp>(op)) {
+      for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+        auto tags = func.getArgAttrOfType<ArrayAttr>(i, tagName);
+        if (!tags || func.getArgAttr(i, shardingName))
+          continue;
+        FailureOr<ShardingAttr> s = shardingFor(mesh, tags, rules, false, op);
+        if (failed(s))
+          return WalkResult::interrupt();
+        func.setArgAttr(i, shardingName, *s);
+      }
+      for (unsigned i = 0; i < func.getNumResults(); ++i) {
+        auto tags = func.getResultAttrOfType<ArrayAttr>(i, tagName);
+        if (!tags || func.getResultAttr(i, shardingName))
+          continue;
+        FailureOr<ShardingAttr> s = shardingFor(mesh, tags, rules, false, op);
+        if (failed(s))
+          return WalkResult::interrupt();
+        func.setResultAttr(i, shardingName, *s);
+      }
+      return WalkResult::advance();
+    }
+    auto tags = op->getAttrOfType<ArrayAttr>(tagName);
+    if (!tags || op->getNumResults() != 1 || isa<ShardingConstraintOp>(op))
+      return WalkResult::advance();
+    FailureOr<ShardingAttr> s = shardingFor(mesh, tags, rules, true, op);
+    if (failed(s))
+      return WalkResult::interrupt();
+    if (!*s)
+      return WalkResult::advance();
+    OpBuilder builder(op->getContext());
+    builder.setInsertionPointAfter(op);
+    Value value = op->getResult(0);
+    auto constraint =
+        ShardingConstraintOp::create(builder, op->getLoc(), value, *s);
+    value.replaceAllUsesExcept(constraint.getResult(), constraint);
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}

@@ -1,0 +1,177 @@
+//===- tessel-models.cpp - emit reference models as tessel MLIR -----------===//
+//
+// tessel-models mlp|gpt|llama [--layers N --hidden H --heads A --kv-heads K
+//   --ffn F --vocab V --seq S --batch B --dtype f32] [--mesh "dp=2,tp=4"
+//   [--strategy dp|fsdp|tp|... | --rules FILE]] [-o FILE]
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessel/dialects/tessel/TesselOps.h"
+#include "tessel/models/Models.h"
+#include "tessel/sharding/LogicalRules.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace cl = llvm::cl;
+static cl::opt<std::string> kind(cl::Positional, cl::desc("<mlp|gpt|llama>"));
+static cl::opt<int64_t> layers("layers", cl::desc("Layers"), cl::init(2));
+static cl::opt<int64_t> hidden("hidden", cl::desc("Hidden size"),
+                               cl::init(128));
+static cl::opt<int64_t> heads("heads", cl::desc("Attention heads"),
+                              cl::init(4));
+static cl::opt<int64_t> kvHeads("kv-heads",
+                                cl::desc("Key/value heads (llama; default: "
+                                         "--heads)"),
+                                cl::init(0));
+static cl::opt<int64_t> ffn("ffn", cl::desc("FFN width (default: 4*hidden, "
+                                            "llama: ~8/3*hidden)"),
+                            cl::init(0));
+static cl::opt<int64_t> vocab("vocab",
+                              cl::desc("Vocabulary (mlp: classes)"),
+                              cl::init(256));
+static cl::opt<int64_t> seq("seq", cl::desc("Sequence length"), cl::init(64));
+static cl::opt<int64_t> batch("batch", cl::desc("Batch size"), cl::init(4));
+static cl::opt<std::string> dtype("dtype",
+                                  cl::desc("f32 | bf16 | f16 | f64"),
+                                  cl::init("f32"));
+static cl::opt<std::string>
+    tied("tied", cl::desc("Tie the LM head to the embedding: yes | no "
+                          "(default: yes for gpt, no for llama)"));
+static cl::opt<std::string> lossKind("loss", cl::desc("mlp loss: ce | mse"),
+                                     cl::init("ce"));
+static cl::opt<std::string>
+    widths("widths", cl::desc("mlp layer widths, e.g. 16,32,10"));
+static cl::opt<std::string>
+    meshSpec("mesh", cl::desc("Device mesh, e.g. \"dp=2,tp=4\""));
+static cl::opt<std::string>
+    strategy("strategy", cl::desc("Built-in sharding rules (needs --mesh)"));
+static cl::opt<std::string>
+    rulesFile("rules", cl::desc("Logical-axis rules JSON (needs --mesh)"));
+static cl::opt<std::string>
+    printStrategy("print-strategy",
+                  cl::desc("Print a built-in strategy's rules and exit"));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::init("-"));
+
+static int failWith(const Twine &message) {
+  llvm::errs() << "tessel-models: " << message << "\n";
+  return 1;
+}
+
+/// "dp=2,tp=4" -> a tessel.mesh @mesh.
+static FailureOr<MeshOp> addMesh(ModuleOp module, StringRef spec) {
+  SmallVector<StringRef> parts;
+  spec.split(parts, ',', -1, /*KeepEmpty=*/false);
+  SmallVector<Attribute> names;
+  SmallVector<int64_t> sizes;
+  OpBuilder b(module.getContext());
+  for (StringRef part : parts) {
+    auto [name, size] = part.trim().split('=');
+    int64_t n;
+    if (name.empty() || size.trim().getAsInteger(10, n) || n < 1) {
+      failWith("--mesh expects NAME=SIZE pairs like \"dp=2,tp=4\", got '" +
+               part + "'");
+      return failure();
+    }
+    names.push_back(b.getStringAttr(name.trim()));
+    sizes.push_back(n);
+  }
+  b.setInsertionPointToStart(module.getBody());
+  auto mesh = MeshOp::create(b, module.getLoc(), "mesh",
+                             b.getArrayAttr(names),
+                             b.getDenseI64ArrayAttr(sizes), nullptr);
+  if (failed(mesh.verify())) {
+    mesh.erase();
+    return failure();
+  }
+  return mesh;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "Emits reference models in the tessel dialect\n");
+  if (!printStrategy.empty()) {
+    StringRef text = builtinStrategyText(printStrategy);
+    if (text.empty())
+      return failWith(llvm::toString(builtinStrategy(printStrategy).takeError()));
+    llvm::outs() << text;
+    return 0;
+  }
+  if (kind.empty())
+    return failWith("name a model: mlp, gpt or llama (see --help)");
+
+  models::ModelConfig config;
+  config.kind = kind;
+  config.layers = layers;
+  config.hidden = hidden;
+  config.heads = heads;
+  config.kvHeads = kvHeads;
+  config.ffn = ffn;
+  config.vocab = vocab;
+  config.seq = seq;
+  config.batch = batch;
+  config.dtype = dtype;
+  config.loss = lossKind;
+  config.tiedEmbeddings = tied.empty() ? kind != "llama" : tied == "yes";
+  if (!tied.empty() && tied != "yes" && tied != "no")
+    return failWith("--tied must be yes or no");
+  for (StringRef w : llvm::split(widths.getValue(), ',')) {
+    int64_t n;
+    if (w.empty())
+      continue;
+    if (w.trim().getAsInteger(10, n) || n < 1)
+      return failWith("--widths expects positive integers like 16,32,10");
+    config.widths.push_back(n);
+  }
+
+  MLIRContext context;
+  llvm::Expected<OwningOpRef<ModuleOp>> module =
+      models::buildModel(&context, config);
+  if (!module)
+    return failWith(llvm::toString(module.takeError()));
+
+  if (!strategy.empty() || !rulesFile.empty()) {
+    if (meshSpec.empty())
+      return failWith("--strategy and --rules need --mesh");
+    if (!strategy.empty() && !rulesFile.empty())
+      return failWith("give --strategy or --rules, not both");
+  }
+  if (!meshSpec.empty()) {
+    FailureOr<MeshOp> mesh = addMesh(**module, meshSpec);
+    if (failed(mesh))
+      return 1;
+    if (!strategy.empty() || !rulesFile.empty()) {
+      llvm::Expected<LogicalRules> rules = strategy.empty()
+                                               ? readLogicalRules(rulesFile)
+                                               : builtinStrategy(strategy);
+      if (!rules)
+        return failWith(llvm::toString(rules.takeError()));
+      if (failed(applyLogicalRules(**module, *mesh, *rules)))
+        return 1;
+    }
+  }
+  if (failed(verify(**module)))
+    return failWith("internal error: the generated module does not verify");
+
+  std::string error;
+  auto output = openOutputFile(outputFile, &error);
+  if (!output)
+    return failWith(error);
+  (*module)->print(output->os());
+  output->os() << "\n";
+  output->keep();
+  return 0;
+}
