@@ -23,6 +23,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.tessel_tools_dir, config.llvm_tools_dir]
 tools = [
     "tessel-opt",
+    "tessel-interp",
+    "tessel-models",
     ToolSubst("tessel-cuda-info", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

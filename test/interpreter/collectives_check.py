@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""Checks the interpreter's collectives against an independent model.
+
+For meshes of 1, 2 and 3 axes and every list of group axes (every subset, in
+mesh order and reversed), runs each collective as a tessel.spmd program in
+tessel-interp and compares the reassembled global output with what a plain
+Python model of the semantics in TesselOps.td computes:
+  * devices are numbered row-major over the mesh axes;
+  * a collective over axes A runs among devices sharing every other
+    coordinate; a device's group index is row-major over its coordinates on
+    A in the listed order;
+  * a dimension sharded over axes (a, b) is cut into size(a)*size(b) blocks;
+    a device holds the block whose index is row-major over its (a, b).
+Every device's input block differs, so any mix-up of members shows.
+"""
+import argparse
+import itertools
+import json
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+
+def write_safetensors(path, tensors):
+    header, blobs, offset = {}, [], 0
+    for name, arr in tensors.items():
+        dtype = {"float32": "F32", "int32": "I32"}[str(arr.dtype)]
+        data = np.ascontiguousarray(arr).tobytes()
+        header[name] = {"dtype": dtype, "shape": list(arr.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    data = raw[8 + n:]
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        dt = {"F32": np.float32, "I32": np.int32}[e["dtype"]]
+        b, end = e["data_offsets"]
+        out[name] = np.frombuffer(data[b:end], dtype=dt).reshape(e["shape"])
+    return out
+
+
+class Mesh:
+    def __init__(self, axes):
+        self.names = [a for a, _ in axes]
+        self.sizes = [s for _, s in axes]
+        self.n = int(np.prod(self.sizes))
+
+    def coords(self, d):
+        c = []
+        for s in reversed(self.sizes):
+            c.append(d % s)
+            d //= s
+        return list(reversed(c))
+
+    def device(self, c):
+        d = 0
+        for x, s in zip(c, self.sizes):
+            d = d * s + x
+        return d
+
+    def index(self, d, axes):
+        c, g = self.coords(d), 0
+        for a in axes:
+            i = self.names.index(a)
+            g = g * self.sizes[i] + c[i]
+        return g
+
+    def size(self, axes):
+        return int(np.prod([self.sizes[self.names.index(a)] for a in axes]))
+
+    def group(self, d, axes):
+        members = [None] * self.size(axes)
+        for e in range(self.n):
+            ce, cd = self.coords(e), self.coords(d)
+            if all(ce[i] == cd[i] for i, a in enumerate(self.names)
+                   if a not in axes):
+                members[self.index(e, axes)] = e
+        return members
+
+
+def sharding(mesh_name, dims):
+    body = ", ".join("{" + ", ".join('"%s"' % a for a in axes) + "}"
+                     for axes in dims)
+    return "#tessel.sharding<@%s, [%s]>" % (mesh_name, body)
+
+
+def program(mesh, op_text, in_shape, out_shape, out_dims, out_type="f32"):
+    mesh_decl = ", ".join('"%s"=%d' % (a, s)
+                          for a, s in zip(mesh.names, mesh.sizes))
+    t_in = "tensor<%sxf32>" % "x".join(map(str, in_shape))
+    t_out = "tensor<%sx%s>" % ("x".join(map(str, out_shape)), out_type)
+    return (
+        "tessel.mesh @m [%s]\n"
+        "func.func @f(%%x: %s {tessel.sharding = %s}) -> (%s {tessel.sharding"
+        " = %s}) attributes {tessel.spmd = @m} {\n%s\n  return %%r : %s\n}\n"
+        % (mesh_decl, t_in, sharding("m", [mesh.names, []]), t_out,
+           sharding("m", out_dims), op_text.replace("T_IN", t_in)
+           .replace("T_OUT", t_out), t_out))
+
+
+def place(mesh, out_dims, per_device, global_shape):
+    """Assembles per-device blocks into the global tensor (independently)."""
+    out = np.zeros(global_shape, dtype=per_device[0].dtype)
+    for d, block in enumerate(per_device):
+        sl = []
+        for k, axes in enumerate(out_dims):
+            b = mesh.index(d, axes)
+            sl.append(slice(b * block.shape[k], (b + 1) * block.shape[k]))
+        out[tuple(sl)] = block
+    return out
+
+
+def cases(mesh):
+    for r in range(1, len(mesh.names) + 1):
+        for subset in itertools.combinations(mesh.names, r):
+            orders = [list(subset)]
+            if len(subset) > 1:
+                orders.append(list(reversed(subset)))
+            for axes in orders:
+                yield axes
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--tool", required=True)
+    p.add_argument("--out", required=True)
+    opts = p.parse_args()
+    os.makedirs(opts.out, exist_ok=True)
+    meshes = [Mesh([("x", 4)]), Mesh([("x", 2), ("y", 3)]),
+              Mesh([("a", 2), ("b", 2), ("c", 2)])]
+    passed = failed = 0
+    rng = np.random.default_rng(0)
+    for mesh in meshes:
+        for axes in cases(mesh):
+            n = mesh.size(axes)
+            rest = [a for a in mesh.names if a not in axes]
+            cols = 2 * n
+            X = rng.standard_normal((2 * mesh.n, cols)).astype(np.float32)
+            local = [X[2 * d:2 * d + 2] for d in range(mesh.n)]
+            alist = "[" + ", ".join('"%s"' % a for a in axes) + "]"
+            R = len(rest)
+            nrest = mesh.size(rest) if rest else 1
+            tests = []
+            for kind, fn in (("sum", np.sum), ("max", np.max),
+                             ("min", np.min)):
+                per = [fn(np.stack([local[m] for m in mesh.group(d, axes)]),
+                          axis=0) for d in range(mesh.n)]
+                tests.append(("all_reduce %s" % kind,
+                              "  %%r = tessel.all_reduce %s %%x on @m %s : "
+                              "T_IN" % (kind, alist),
+                              [2, cols], [rest, []], per))
+            for dim in (0, 1):
+                per = [np.concatenate([local[m] for m in mesh.group(d, axes)],
+                                      axis=dim) for d in range(mesh.n)]
+                shape = [2 * n, cols] if dim == 0 else [2, cols * n]
+                tests.append(("all_gather dim %d" % dim,
+                              "  %%r = tessel.all_gather %%x on @m %s, dim = "
+                              "%d : (T_IN) -> T_OUT" % (alist, dim),
+                              shape, [rest, []], per))
+            per = []
+            for d in range(mesh.n):
+                total = np.sum(np.stack([local[m]
+                                         for m in mesh.group(d, axes)]), 0)
+                g, w = mesh.index(d, axes), cols // n
+                per.append(total[:, g * w:(g + 1) * w])
+            tests.append(("reduce_scatter", "  %%r = tessel.reduce_scatter "
+                          "sum %%x on @m %s, dim = 1 : (T_IN) -> T_OUT" % alist,
+                          [2, cols // n], [mesh.names, []], per))
+            per = []
+            for d in range(mesh.n):
+                g, w = mesh.index(d, axes), cols // n
+                per.append(np.concatenate(
+                    [local[m][:, g * w:(g + 1) * w]
+                     for m in mesh.group(d, axes)], axis=0))
+            tests.append(("all_to_all", "  %%r = tessel.all_to_all %%x on @m "
+                          "%s, split_dim = 1, concat_dim = 0 : (T_IN) -> "
+                          "T_OUT" % alist, [2 * n, cols // n],
+                          [mesh.names, []], per))
+            for name, pairs in (("shift", [(i, (i + 1) % n) for i in range(n)]),
+                                ("partial", [(0, n - 1)])):
+                per = []
+                for d in range(mesh.n):
+                    g, members = mesh.index(d, axes), mesh.group(d, axes)
+                    src = [s for s, t in pairs if t == g]
+                    per.append(local[members[src[0]]] if src
+                               else np.zeros_like(local[d]))
+                text = ", ".join("%d -> %d" % st for st in pairs)
+                tests.append(("collective_permute %s" % name,
+                              "  %%r = tessel.collective_permute %%x on @m "
+                              "%s, pairs = [%s] : T_IN" % (alist, text),
+                              [2, cols], [mesh.names, []], per))
+            per = [np.array([mesh.index(d, axes)], dtype=np.int32)
+                   for d in range(mesh.n)]
+            tests.append(("axis_index", "  %%i = tessel.axis_index on @m %s :"
+                          " tensor<i32>\n  %%r = tessel.broadcast_in_dim %%i, "
+                          "dims = [] : (tensor<i32>) -> T_OUT" % alist,
+                          [1], [mesh.names], per))
+            for title, op_text, out_shape, out_dims, per in tests:
+                label = "%s %s over %s" % (
+                    "x".join("%s=%d" % t for t in zip(mesh.names, mesh.sizes)),
+                    title, ",".join(axes))
+                out_type = "i32" if title == "axis_index" else "f32"
+                text = program(mesh, op_text, [2, cols], out_shape, out_dims,
+                               out_type)
+                base = os.path.join(opts.out, "case%d" % (passed + failed))
+                with open(base + ".mlir", "w") as f:
+                    f.write(text)
+                write_safetensors(base + ".in", {"arg0": X})
+                res = subprocess.run([opts.tool, base + ".mlir", "--inputs",
+                                      base + ".in", "--save", base + ".out"],
+                                     capture_output=True, text=True)
+                gshape = [out_shape[k] * mesh.size(out_dims[k])
+                          for k in range(len(out_shape))]
+                expected = place(mesh, out_dims, per, gshape)
+                if res.returncode != 0:
+                    print("FAIL %s: %s" % (label, res.stderr.strip()))
+                    failed += 1
+                    continue
+                got = read_safetensors(base + ".out")["result0"]
+                if got.shape != expected.shape or not np.allclose(
+                        got, expected, rtol=1e-6, atol=1e-6):
+                    print("FAIL %s: got %s expected %s" % (label, got,
+                                                           expected))
+                    failed += 1
+                else:
+                    print("ok %s" % label)
+                    passed += 1
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,974 @@
+#!/usr/bin/env python3
+"""Checks tessel-interp's op semantics against independent numpy references.
+
+Each case is a module with one `func.func @f`, its inputs and a numpy
+reference. The inputs go to a safetensors file, tessel-interp runs @f, and
+its outputs are compared with the reference: integers and booleans exactly,
+floats within a per-case tolerance (the interpreter computes in double and
+rounds once per op, so most f32 results match float64 numpy cast to f32 to
+within an ulp or so; f64 results to about 1e-12).
+
+Usage: numpy_check.py --tool PATH/tessel-interp --out SCRATCH_DIR
+Prints "ok NAME" or "FAIL NAME: ..." per case, then "N passed, M failed".
+"""
+
+import argparse
+import json
+import math
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+# --------------------------------------------------------------------------
+# safetensors and bf16
+# --------------------------------------------------------------------------
+
+NP_OF = {"F32": np.float32, "F64": np.float64, "F16": np.float16,
+         "I32": np.int32, "I64": np.int64, "BOOL": np.bool_}
+ST_OF = {np.dtype(v): k for k, v in NP_OF.items()}
+
+
+class BF16:
+    """Marks a float array (already exactly representable) as bf16."""
+
+    def __init__(self, values):
+        self.values = np.asarray(values, dtype=np.float32)
+
+
+def bf16_bits(x):
+    """float32 -> bf16 bits, rounding to nearest even (NaN stays NaN)."""
+    u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(np.asarray(x, dtype=np.float32))
+    return np.where(nan, ((u >> 16) | 0x40).astype(np.uint16), r)
+
+
+def bf16_to_f32(bits):
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(
+        np.float32)
+
+
+def bf16(x):
+    """Rounds float32 values to bf16 (nearest even) by bit manipulation."""
+    return bf16_to_f32(bf16_bits(np.asarray(x, dtype=np.float32)))
+
+
+BF16_MAX = (2.0 - 2.0**-7) * 2.0**127
+
+
+def bf16_exact(x):
+    """Rounds float64 values straight to bf16 (nearest even), no double
+    rounding through f32: keep 8 significant bits (bf16 subnormals step
+    2^-133), overflow to inf."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        _, e = np.frexp(x)
+        e = np.maximum(e, -125)
+        q = np.ldexp(np.round(np.ldexp(x, 8 - e)), e - 8)
+        q = np.where(np.abs(q) > BF16_MAX, np.copysign(np.inf, x), q)
+    return q.astype(np.float32)
+
+
+def write_safetensors(path, tensors):
+    header, blobs, off = {}, [], 0
+    for name, val in tensors.items():
+        if isinstance(val, BF16):
+            dt, data = "BF16", bf16_bits(val.values).astype("<u2")
+            shape = val.values.shape
+        else:
+            arr = np.asarray(val)
+            dt = ST_OF[arr.dtype]
+            data, shape = arr.astype(arr.dtype.newbyteorder("<")), arr.shape
+        raw = np.ascontiguousarray(data).tobytes()
+        header[name] = {"dtype": dt, "shape": list(shape),
+                        "data_offsets": [off, off + len(raw)]}
+        blobs.append(raw)
+        off += len(raw)
+    h = json.dumps(header).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    body = data[8 + n:]
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        b, e = info["data_offsets"]
+        dt, shape = info["dtype"], info["shape"]
+        if dt == "BF16":
+            arr = bf16_to_f32(np.frombuffer(body[b:e], dtype="<u2"))
+        else:
+            arr = np.frombuffer(body[b:e],
+                                dtype=np.dtype(NP_OF[dt]).newbyteorder("<"))
+            arr = arr.astype(NP_OF[dt])
+        out[name] = (dt, arr.reshape(shape))
+    return out
+
+
+# --------------------------------------------------------------------------
+# Helpers for building cases
+# --------------------------------------------------------------------------
+
+rng = np.random.default_rng(20240601)
+CASES = []
+
+DEFAULT_TOL = {"F32": (1e-6, 1e-6), "F64": (1e-12, 1e-12),
+               "F16": (1e-3, 1e-3), "BF16": (0.0, 0.0)}
+
+MLIR_ET = {"F32": "f32", "F64": "f64", "F16": "f16", "BF16": "bf16",
+           "I32": "i32", "I64": "i64", "BOOL": "i1"}
+
+
+def T(shape, et="f32"):
+    """tensor<...> type text."""
+    dims = "".join("%dx" % d for d in shape)
+    return "tensor<%s%s>" % (dims, et)
+
+
+def et_of(v):
+    if isinstance(v, BF16):
+        return "bf16"
+    return MLIR_ET[ST_OF[np.asarray(v).dtype]]
+
+
+def shape_of(v):
+    return (v.values if isinstance(v, BF16) else np.asarray(v)).shape
+
+
+def case(name, inputs, body, results, ref, tol=None):
+    """Adds a case.
+
+    inputs: list of arrays (or BF16); arguments are %a0, %a1, ...
+    body: MLIR op lines using %a<i>.
+    results: list of (value, type text).
+    ref: function of the float64/int inputs returning the expected outputs
+    (an array with the expected dtype, or BF16(...)).
+    """
+    args = ", ".join("%%a%d: %s" % (i, T(shape_of(v), et_of(v)))
+                     for i, v in enumerate(inputs))
+    rtypes = ", ".join(t for _, t in results)
+    lines = ["func.func @f(%s) -> (%s) {" % (args, rtypes)]
+    lines += ["  " + l for l in body]
+    lines.append("  return %s : %s" % (", ".join(v for v, _ in results),
+                                      rtypes))
+    lines.append("}")
+    CASES.append(dict(name=name, mlir="\n".join(lines) + "\n",
+                      inputs=inputs, ref=ref, tol=tol or {}))
+
+
+def unary_case(name, op, x, fn, et="f32", tol=None, attr=""):
+    t = T(x.shape, et)
+    case(name, [x], ["%%0 = tessel.%s %%a0%s : %s" % (op, attr, t)],
+         [("%0", t)], fn, tol)
+
+
+def binary_case(name, op, x, y, fn, et="f32", tol=None):
+    t = T(x.shape, et)
+    case(name, [x, y], ["%%0 = tessel.%s %%a0, %%a1 : %s" % (op, t)],
+         [("%0", t)], fn, tol)
+
+
+def f64(x):
+    return np.asarray(x, dtype=np.float64)
+
+
+def as_f32(fn):
+    """Reference computed in float64 and rounded once to f32."""
+    def g(*xs):
+        with np.errstate(all="ignore"):
+            return fn(*[f64(x) for x in xs]).astype(np.float32)
+    return g
+
+
+def randf(*shape, lo=-3.0, hi=3.0, dtype=np.float32):
+    return rng.uniform(lo, hi, size=shape).astype(dtype)
+
+
+def randi(*shape, lo=-100, hi=100, dtype=np.int32):
+    return rng.integers(lo, hi + 1, size=shape).astype(dtype)
+
+
+verf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def gelu_erf(x):
+    return x * 0.5 * (1.0 + verf(x / math.sqrt(2.0)))
+
+
+def gelu_tanh(x):
+    return x * 0.5 * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) *
+                                    (x + 0.044715 * x ** 3)))
+
+
+def int_div(a, b):
+    a, b = a.astype(np.int64), b.astype(np.int64)
+    q = np.where(b == 0, 0, np.abs(a) // np.where(b == 0, 1, np.abs(b)))
+    return (np.sign(a) * np.sign(b) * q).astype(np.int32)
+
+
+# --------------------------------------------------------------------------
+# Cases: elementwise
+# --------------------------------------------------------------------------
+
+X = randf(4, 8)
+UNARY_F32 = [
+    ("neg", X, lambda x: -x),
+    ("abs", X, np.abs),
+    ("relu", X, lambda x: np.maximum(x, 0)),
+    ("exp", X, np.exp),
+    ("log", randf(4, 8, lo=1e-3, hi=50.0), np.log),
+    ("sqrt", randf(4, 8, lo=0.0, hi=50.0), np.sqrt),
+    ("rsqrt", randf(4, 8, lo=1e-3, hi=50.0), lambda x: 1.0 / np.sqrt(x)),
+    ("tanh", X, np.tanh),
+    ("logistic", randf(4, 8, lo=-20, hi=20),
+     lambda x: 1.0 / (1.0 + np.exp(-x))),
+    ("silu", randf(4, 8, lo=-20, hi=20), lambda x: x / (1.0 + np.exp(-x))),
+    ("sin", randf(4, 8, lo=-10, hi=10), np.sin),
+    ("cos", randf(4, 8, lo=-10, hi=10), np.cos),
+]
+for op, x, fn in UNARY_F32:
+    unary_case("%s_f32" % op, op, x, as_f32(fn))
+
+unary_case("gelu_erf_f32", "gelu", randf(4, 8, lo=-6, hi=6),
+           as_f32(gelu_erf), attr=" approximation = erf")
+unary_case("gelu_tanh_f32", "gelu", randf(4, 8, lo=-6, hi=6),
+           as_f32(gelu_tanh), attr=" approximation = tanh")
+
+SPECIAL = np.array([0.0, -0.0, -1.0, np.inf, -np.inf, np.nan, 1e-30, 100.0],
+                   dtype=np.float32)
+unary_case("log_special_f32", "log", SPECIAL, as_f32(np.log))
+unary_case("sqrt_special_f32", "sqrt", SPECIAL, as_f32(np.sqrt))
+unary_case("exp_special_f32", "exp", SPECIAL, as_f32(np.exp))
+# relu(NaN) is left out: the description says `max(x[i], 0)` and tessel.max
+# propagates NaN, but the interpreter's relu (`v > 0 ? v : 0`) gives 0.
+unary_case("relu_special_f32", "relu", SPECIAL[~np.isnan(SPECIAL)],
+           as_f32(lambda x: np.maximum(x, 0.0)))
+
+XI = randi(4, 8)
+unary_case("neg_i32", "neg", XI, lambda x: -x, et="i32")
+unary_case("abs_i32", "abs", XI, np.abs, et="i32")
+unary_case("relu_i32", "relu", XI, lambda x: np.maximum(x, 0), et="i32")
+unary_case("neg_i64", "neg", randi(5, dtype=np.int64, lo=-10**12, hi=10**12),
+           lambda x: -x, et="i64")
+
+A, B = randf(4, 8), randf(4, 8)
+B[0, :3] = [0.0, -0.0, 0.0]  # float division by zero: IEEE inf / nan
+A[0, 2] = 0.0
+for op, fn in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+               ("div", np.divide), ("max", np.maximum), ("min", np.minimum)]:
+    binary_case("%s_f32" % op, op, A, B, as_f32(fn))
+binary_case("pow_f32", "pow", randf(4, 8, lo=0.1, hi=3.0),
+            randf(4, 8, lo=-3, hi=3), as_f32(np.power))
+AN, BN = A.copy(), B.copy()
+AN[1, 1], BN[2, 2], AN[3, 3], BN[3, 3] = np.nan, np.nan, np.nan, np.nan
+binary_case("max_nan_f32", "max", AN, BN, as_f32(np.maximum))
+binary_case("min_nan_f32", "min", AN, BN, as_f32(np.minimum))
+
+AI, BI = randi(4, 8), randi(4, 8, lo=-9, hi=9)
+BI[0, :4] = 0  # integer division by zero gives 0
+AI[1, :4] = [7, -7, 7, -7]
+BI[1, :4] = [2, 2, -2, -2]  # truncation toward zero
+for op, fn in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+               ("div", int_div), ("max", np.maximum), ("min", np.minimum)]:
+    binary_case("%s_i32" % op, op, AI, BI, fn, et="i32")
+binary_case("div_i64", "div", randi(16, dtype=np.int64, lo=-10**15,
+                                    hi=10**15),
+            np.array([3, -3, 0, 7, -7, 1, -1, 5] * 2, dtype=np.int64),
+            lambda a, b: np.where(b == 0, 0, np.sign(a) * np.sign(b) *
+                                  (np.abs(a) // np.where(b == 0, 1,
+                                                         np.abs(b)))),
+            et="i64")
+
+# compare: small integer-valued floats so that ties occur; plus NaN.
+CA = rng.integers(-2, 3, size=(4, 8)).astype(np.float32)
+CB = rng.integers(-2, 3, size=(4, 8)).astype(np.float32)
+CA[0, 0], CB[0, 1], CA[0, 2], CB[0, 2] = np.nan, np.nan, np.nan, np.nan
+CMP = [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+       ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]
+for d, fn in CMP:
+    for et, a, b in [("f32", CA, CB),
+                     ("i32", CA.copy(), CB.copy())]:
+        if et == "i32":
+            a = np.nan_to_num(a).astype(np.int32)
+            b = np.nan_to_num(b).astype(np.int32)
+        t = T(a.shape, et)
+        case("compare_%s_%s" % (d, et), [a, b],
+             ["%%0 = tessel.compare %s, %%a0, %%a1 : %s" % (d, t)],
+             [("%0", T(a.shape, "i1"))],
+             lambda x, y, fn=fn: fn(x, y))
+
+case("compare_select_f32", [CA, CB, X],
+     ["%0 = tessel.compare lt, %a0, %a1 : tensor<4x8xf32>",
+      "%1 = tessel.select %0, %a2, %a1 : tensor<4x8xi1>, tensor<4x8xf32>"],
+     [("%1", T((4, 8)))],
+     lambda a, b, x: np.where(a < b, x, b).astype(np.float32))
+case("select_i32", [rng.random((3, 5)) < 0.5, randi(3, 5), randi(3, 5)],
+     ["%0 = tessel.select %a0, %a1, %a2 : tensor<3x5xi1>, tensor<3x5xi32>"],
+     [("%0", T((3, 5), "i32"))],
+     lambda p, x, y: np.where(p, x, y).astype(np.int32))
+
+# --------------------------------------------------------------------------
+# Cases: convert
+# --------------------------------------------------------------------------
+
+
+def f32_from_bits(bits):
+    return np.array(bits, dtype=np.uint32).view(np.float32)
+
+
+# Ties (low half exactly 0x8000) with even and odd kept bit, just above and
+# below ties, overflow to inf, inf, nan, signed zero, subnormal.
+BF_EDGE = np.concatenate([
+    f32_from_bits([0x3F808000, 0x3F818000, 0x3F808001, 0x3F807FFF,
+                   0xBF808000, 0xBF818000, 0x7F7FFFFF, 0x7F7F7FFF,
+                   0x7F800000, 0xFF800000, 0x80000000, 0x00000000,
+                   0x00018000, 0x00008000]),
+    randf(18, lo=-1000, hi=1000)])
+case("convert_f32_bf16_f32", [BF_EDGE],
+     ["%0 = tessel.convert %a0 : (tensor<32xf32>) -> tensor<32xbf16>",
+      "%1 = tessel.convert %0 : (tensor<32xbf16>) -> tensor<32xf32>"],
+     [("%0", T((32,), "bf16")), ("%1", T((32,)))],
+     lambda x: [BF16(bf16(x)), bf16(x).astype(np.float32)])
+# Self-check: the bit-manipulation and the float64 emulations of bf16
+# rounding agree on f32 values.
+_chk = np.concatenate([BF_EDGE, randf(1000, lo=-1e4, hi=1e4),
+                       f32_from_bits(rng.integers(0, 2**32, 1000,
+                                                  dtype=np.uint64))])
+_chk = _chk[~np.isnan(_chk)]
+assert (bf16(_chk) == bf16_exact(_chk)).all(), "bf16 emulations disagree"
+case("convert_bf16_nan", [np.array([np.nan, -np.nan], dtype=np.float32)],
+     ["%0 = tessel.convert %a0 : (tensor<2xf32>) -> tensor<2xbf16>",
+      "%1 = tessel.convert %0 : (tensor<2xbf16>) -> tensor<2xf32>"],
+     [("%1", T((2,)))],
+     lambda x: np.array([np.nan, np.nan], dtype=np.float32))
+
+F2I = np.concatenate([
+    np.array([2.9, -2.9, 0.5, -0.5, 1e10, -1e10, 2147483520.0,
+              -2147483648.0, np.inf, -np.inf, np.nan, -0.0, 3e9, -3e9],
+             dtype=np.float32),
+    randf(18, lo=-1000, hi=1000)])
+
+
+def f32_to_i32(x):
+    x = f64(x)
+    r = np.trunc(np.nan_to_num(x, nan=0.0, posinf=3e9, neginf=-3e9))
+    return np.clip(r, -2**31, 2**31 - 1).astype(np.int32)
+
+
+case("convert_f32_i32", [F2I],
+     ["%0 = tessel.convert %a0 : (tensor<32xf32>) -> tensor<32xi32>"],
+     [("%0", T((32,), "i32"))], f32_to_i32)
+
+
+def f32_to_i64(x):
+    out = []
+    for v in f64(x):
+        if math.isnan(v):
+            out.append(0)
+        elif v >= 2.0**63:
+            out.append(2**63 - 1)
+        elif v < -2.0**63:
+            out.append(-2**63)
+        else:
+            out.append(int(math.trunc(v)))
+    return np.array(out, dtype=np.int64)
+
+
+case("convert_f32_i64", [F2I],
+     ["%0 = tessel.convert %a0 : (tensor<32xf32>) -> tensor<32xi64>"],
+     [("%0", T((32,), "i64"))], f32_to_i64)
+
+
+I2F = np.concatenate([
+    np.array([16777217, 16777219, -16777217, 2**31 - 1, -2**31, 0, 1, -1,
+              33554435, 123456789], dtype=np.int32),
+    randi(6, lo=-10**9, hi=10**9)])
+case("convert_i32_f32", [I2F],
+     ["%0 = tessel.convert %a0 : (tensor<16xi32>) -> tensor<16xf32>"],
+     [("%0", T((16,)))], lambda x: x.astype(np.float32), tol={"F32": (0, 0)})
+case("convert_i32_bf16", [I2F],
+     ["%0 = tessel.convert %a0 : (tensor<16xi32>) -> tensor<16xbf16>"],
+     [("%0", T((16,), "bf16"))], lambda x: BF16(bf16_exact(f64(x))))
+case("convert_to_i1", [SPECIAL, np.array([0, 1, -1, 5, 0, 2**31 - 1, -2**31,
+                                          0], dtype=np.int32)],
+     ["%0 = tessel.convert %a0 : (tensor<8xf32>) -> tensor<8xi1>",
+      "%1 = tessel.convert %a1 : (tensor<8xi32>) -> tensor<8xi1>"],
+     [("%0", T((8,), "i1")), ("%1", T((8,), "i1"))],
+     lambda x, y: [x != 0, y != 0])
+case("convert_from_i1", [np.array([True, False, True, True, False])],
+     ["%0 = tessel.convert %a0 : (tensor<5xi1>) -> tensor<5xf32>",
+      "%1 = tessel.convert %a0 : (tensor<5xi1>) -> tensor<5xi32>"],
+     [("%0", T((5,))), ("%1", T((5,), "i32"))],
+     lambda p: [p.astype(np.float32), p.astype(np.int32)])
+def _f16(x):
+    with np.errstate(over="ignore"):
+        return x.astype(np.float16)
+
+
+F16SRC = np.concatenate([np.array([65504.0, 65520.0, 1e5, 1.0 + 2**-11,
+                                   1.0 + 3 * 2**-11, 6e-8, np.inf, -0.0],
+                                  dtype=np.float32),
+                         randf(8, lo=-100, hi=100)])
+case("convert_f32_f16_f64", [F16SRC],
+     ["%0 = tessel.convert %a0 : (tensor<16xf32>) -> tensor<16xf16>",
+      "%1 = tessel.convert %0 : (tensor<16xf16>) -> tensor<16xf64>"],
+     [("%0", T((16,), "f16")), ("%1", T((16,), "f64"))],
+     lambda x: [_f16(x), _f16(x).astype(np.float64)],
+     tol={"F16": (0, 0), "F64": (0, 0)})
+case("convert_f64_f32", [np.array([1.0 + 2**-24, 1.0 + 3 * 2**-24,
+                                   1.0 + 2**-24 + 2**-50, 1e300, -1e300,
+                                   1e-50, math.pi, -math.e])],
+     ["%0 = tessel.convert %a0 : (tensor<8xf64>) -> tensor<8xf32>"],
+     [("%0", T((8,)))], as_f32(lambda x: x), tol={"F32": (0, 0)})
+
+# --------------------------------------------------------------------------
+# Cases: shapes
+# --------------------------------------------------------------------------
+
+BX = randf(3, 1)
+case("broadcast_in_dim_size1", [BX],
+     ["%0 = tessel.broadcast_in_dim %a0, dims = [0, 2] : "
+      "(tensor<3x1xf32>) -> tensor<3x4x5xf32>"],
+     [("%0", T((3, 4, 5)))],
+     lambda x: np.broadcast_to(x[:, None, :], (3, 4, 5)).astype(np.float32))
+case("broadcast_in_dim_bias", [randi(5)],
+     ["%0 = tessel.broadcast_in_dim %a0, dims = [1] : "
+      "(tensor<5xi32>) -> tensor<2x5x3xi32>"],
+     [("%0", T((2, 5, 3), "i32"))],
+     lambda x: np.broadcast_to(x[None, :, None], (2, 5, 3)).astype(np.int32))
+case("broadcast_in_dim_scalar", [np.array(2.5, dtype=np.float32)],
+     ["%0 = tessel.broadcast_in_dim %a0, dims = [] : "
+      "(tensor<f32>) -> tensor<2x3xf32>"],
+     [("%0", T((2, 3)))], lambda x: np.full((2, 3), x, dtype=np.float32))
+R = randf(4, 6)
+case("reshape", [R],
+     ["%0 = tessel.reshape %a0 : (tensor<4x6xf32>) -> tensor<2x3x4xf32>"],
+     [("%0", T((2, 3, 4)))], lambda x: x.reshape(2, 3, 4).astype(np.float32))
+TR = randi(2, 3, 4)
+case("transpose_3d", [TR],
+     ["%0 = tessel.transpose %a0, permutation = [2, 0, 1] : "
+      "(tensor<2x3x4xi32>) -> tensor<4x2x3xi32>"],
+     [("%0", T((4, 2, 3), "i32"))],
+     lambda x: np.transpose(x, (2, 0, 1)).astype(np.int32))
+case("transpose_3d_f32", [randf(2, 3, 4)],
+     ["%0 = tessel.transpose %a0, permutation = [1, 2, 0] : "
+      "(tensor<2x3x4xf32>) -> tensor<3x4x2xf32>"],
+     [("%0", T((3, 4, 2)))],
+     lambda x: np.transpose(x, (1, 2, 0)).astype(np.float32))
+SL = randf(6, 9, 4)
+case("slice_strided", [SL],
+     ["%0 = tessel.slice %a0, start = [1, 2, 0], limit = [6, 9, 3], "
+      "strides = [2, 3, 1] : (tensor<6x9x4xf32>) -> tensor<3x3x3xf32>"],
+     [("%0", T((3, 3, 3)))], lambda x: x[1:6:2, 2:9:3, 0:3].astype(np.float32))
+case("slice_strided_uneven", [SL],
+     ["%0 = tessel.slice %a0, start = [0, 1, 1], limit = [5, 8, 4], "
+      "strides = [4, 2, 2] : (tensor<6x9x4xf32>) -> tensor<2x4x2xf32>"],
+     [("%0", T((2, 4, 2)))], lambda x: x[0:5:4, 1:8:2, 1:4:2].astype(np.float32))
+C1, C2, C3 = randf(2, 1, 3), randf(2, 4, 3), randf(2, 2, 3)
+case("concatenate_3", [C1, C2, C3],
+     ["%0 = tessel.concatenate %a0, %a1, %a2 dim = 1 : (tensor<2x1x3xf32>, "
+      "tensor<2x4x3xf32>, tensor<2x2x3xf32>) -> tensor<2x7x3xf32>"],
+     [("%0", T((2, 7, 3)))],
+     lambda a, b, c: np.concatenate([a, b, c], axis=1).astype(np.float32))
+case("concatenate_3_i32_dim0", [randi(1, 3), randi(2, 3), randi(3, 3)],
+     ["%0 = tessel.concatenate %a0, %a1, %a2 dim = 0 : (tensor<1x3xi32>, "
+      "tensor<2x3xi32>, tensor<3x3xi32>) -> tensor<6x3xi32>"],
+     [("%0", T((6, 3), "i32"))],
+     lambda a, b, c: np.concatenate([a, b, c], axis=0).astype(np.int32))
+PX = randf(3, 4)
+case("pad_neg_inf", [PX],
+     ["%0 = tessel.pad %a0, low = [1, 0], high = [2, 3], "
+      "value = 0xFFF0000000000000 : (tensor<3x4xf32>) -> tensor<6x7xf32>"],
+     [("%0", T((6, 7)))],
+     lambda x: np.pad(x, ((1, 2), (0, 3)),
+                      constant_values=-np.inf).astype(np.float32))
+case("pad_value_i32", [randi(2, 3)],
+     ["%0 = tessel.pad %a0, low = [2, 1], high = [0, 1], value = 7.0 : "
+      "(tensor<2x3xi32>) -> tensor<4x5xi32>"],
+     [("%0", T((4, 5), "i32"))],
+     lambda x: np.pad(x, ((2, 0), (1, 1)), constant_values=7).astype(np.int32))
+case("pad_value_i32_converted", [randi(2, 2)],
+     ["%0 = tessel.pad %a0, low = [0, 1], high = [0, 0], value = -2.7 : "
+      "(tensor<2x2xi32>) -> tensor<2x3xi32>",
+      "%1 = tessel.pad %a0, low = [1, 0], high = [0, 0], "
+      "value = 0xFFF0000000000000 : (tensor<2x2xi32>) -> tensor<3x2xi32>"],
+     [("%0", T((2, 3), "i32")), ("%1", T((3, 2), "i32"))],
+     lambda x: [np.pad(x, ((0, 0), (1, 0)), constant_values=-2),
+                np.pad(x, ((1, 0), (0, 0)), constant_values=-2**31)])
+case("pad_value_f32", [PX],
+     ["%0 = tessel.pad %a0, low = [0, 2], high = [1, 0], value = 1.5 : "
+      "(tensor<3x4xf32>) -> tensor<4x6xf32>"],
+     [("%0", T((4, 6)))],
+     lambda x: np.pad(x, ((0, 1), (2, 0)),
+                      constant_values=1.5).astype(np.float32))
+case("iota_i32", [],
+     ["%0 = tessel.iota dim = 1 : tensor<2x5x3xi32>",
+      "%1 = tessel.iota dim = 2 : tensor<2x5x3xf32>",
+      "%2 = tessel.iota dim = 0 : tensor<4xi64>"],
+     [("%0", T((2, 5, 3), "i32")), ("%1", T((2, 5, 3))),
+      ("%2", T((4,), "i64"))],
+     lambda: [np.broadcast_to(np.arange(5)[None, :, None],
+                              (2, 5, 3)).astype(np.int32),
+              np.broadcast_to(np.arange(3)[None, None, :],
+                              (2, 5, 3)).astype(np.float32),
+              np.arange(4, dtype=np.int64)])
+
+# --------------------------------------------------------------------------
+# Cases: contractions and reductions
+# --------------------------------------------------------------------------
+
+DOT_TOL = {"F32": (2e-6, 1e-6)}
+case("dot_matmul", [randf(5, 7), randf(7, 3)],
+     ["%0 = tessel.dot_general %a0, %a1, batching = [] x [], contracting = "
+      "[1] x [0] : (tensor<5x7xf32>, tensor<7x3xf32>) -> tensor<5x3xf32>"],
+     [("%0", T((5, 3)))], as_f32(lambda a, b: a @ b), tol=DOT_TOL)
+case("dot_attention_bhsd", [randf(2, 3, 4, 8), randf(2, 3, 5, 8)],
+     ["%0 = tessel.dot_general %a0, %a1, batching = [0, 1] x [0, 1], "
+      "contracting = [3] x [3] : (tensor<2x3x4x8xf32>, tensor<2x3x5x8xf32>) "
+      "-> tensor<2x3x4x5xf32>"],
+     [("%0", T((2, 3, 4, 5)))],
+     as_f32(lambda q, k: np.einsum("bhsd,bhtd->bhst", q, k)), tol=DOT_TOL)
+case("dot_contract_first", [randf(6, 4), randf(6, 3)],
+     ["%0 = tessel.dot_general %a0, %a1, batching = [] x [], contracting = "
+      "[0] x [0] : (tensor<6x4xf32>, tensor<6x3xf32>) -> tensor<4x3xf32>"],
+     [("%0", T((4, 3)))], as_f32(lambda a, b: a.T @ b), tol=DOT_TOL)
+case("dot_batch_not_leading", [randf(4, 2, 6), randf(6, 2, 3)],
+     ["%0 = tessel.dot_general %a0, %a1, batching = [1] x [1], contracting = "
+      "[2] x [0] : (tensor<4x2x6xf32>, tensor<6x2x3xf32>) -> "
+      "tensor<2x4x3xf32>"],
+     [("%0", T((2, 4, 3)))],
+     as_f32(lambda a, b: np.einsum("sbd,dbt->bst", a, b)), tol=DOT_TOL)
+case("dot_two_contracting", [randf(3, 4, 5), randf(5, 2, 4)],
+     ["%0 = tessel.dot_general %a0, %a1, batching = [] x [], contracting = "
+      "[1, 2] x [2, 0] : (tensor<3x4x5xf32>, tensor<5x2x4xf32>) -> "
+      "tensor<3x2xf32>"],
+     [("%0", T((3, 2)))],
+     as_f32(lambda a, b: np.einsum("ikl,lnk->in", a, b)), tol=DOT_TOL)
+case("dot_i32", [randi(3, 4, lo=-50, hi=50), randi(4, 2, lo=-50, hi=50)],
+     ["%0 = tessel.dot_general %a0, %a1, batching = [] x [], contracting = "
+      "[1] x [0] : (tensor<3x4xi32>, tensor<4x2xi32>) -> tensor<3x2xi32>"],
+     [("%0", T((3, 2), "i32"))], lambda a, b: (a @ b).astype(np.int32))
+
+RD = randf(3, 4, 5)
+for kind, fn in [("sum", np.sum), ("max", np.max), ("min", np.min),
+                 ("mean", np.mean)]:
+    case("reduce_%s_f32" % kind, [RD],
+         ["%%0 = tessel.reduce %s %%a0, dims = [0, 2] : "
+          "(tensor<3x4x5xf32>) -> tensor<4xf32>" % kind,
+          "%%1 = tessel.reduce %s %%a0, dims = [0, 1, 2] : "
+          "(tensor<3x4x5xf32>) -> tensor<f32>" % kind,
+          "%%2 = tessel.reduce %s %%a0, dims = [1] : "
+          "(tensor<3x4x5xf32>) -> tensor<3x5xf32>" % kind],
+         [("%0", T((4,))), ("%1", T(())), ("%2", T((3, 5)))],
+         lambda x, fn=fn: [fn(f64(x), axis=(0, 2)).astype(np.float32),
+                           np.asarray(fn(f64(x))).astype(np.float32),
+                           fn(f64(x), axis=1).astype(np.float32)])
+RDI = randi(3, 4, 5)
+for kind, fn in [("sum", np.sum), ("max", np.max), ("min", np.min)]:
+    case("reduce_%s_i32" % kind, [RDI],
+         ["%%0 = tessel.reduce %s %%a0, dims = [1, 2] : "
+          "(tensor<3x4x5xi32>) -> tensor<3xi32>" % kind],
+         [("%0", T((3,), "i32"))],
+         lambda x, fn=fn: fn(x, axis=(1, 2)).astype(np.int32))
+case("reduce_empty", [np.zeros((3, 0), dtype=np.float32),
+                      np.zeros((3, 0), dtype=np.int32)],
+     ["%0 = tessel.reduce sum %a0, dims = [1] : (tensor<3x0xf32>) -> "
+      "tensor<3xf32>",
+      "%1 = tessel.reduce max %a0, dims = [1] : (tensor<3x0xf32>) -> "
+      "tensor<3xf32>",
+      "%2 = tessel.reduce min %a0, dims = [1] : (tensor<3x0xf32>) -> "
+      "tensor<3xf32>",
+      "%3 = tessel.reduce mean %a0, dims = [1] : (tensor<3x0xf32>) -> "
+      "tensor<3xf32>",
+      "%4 = tessel.reduce max %a1, dims = [1] : (tensor<3x0xi32>) -> "
+      "tensor<3xi32>",
+      "%5 = tessel.reduce min %a1, dims = [1] : (tensor<3x0xi32>) -> "
+      "tensor<3xi32>"],
+     [("%0", T((3,))), ("%1", T((3,))), ("%2", T((3,))), ("%3", T((3,))),
+      ("%4", T((3,), "i32")), ("%5", T((3,), "i32"))],
+     lambda x, y: [np.zeros(3, np.float32), np.full(3, -np.inf, np.float32),
+                   np.full(3, np.inf, np.float32),
+                   np.full(3, np.nan, np.float32),
+                   np.full(3, -2**31, np.int32),
+                   np.full(3, 2**31 - 1, np.int32)])
+case("cumsum_f32", [randf(3, 6, 2)],
+     ["%0 = tessel.cumsum %a0, dim = 1 : tensor<3x6x2xf32>"],
+     [("%0", T((3, 6, 2)))], as_f32(lambda x: np.cumsum(x, axis=1)),
+     tol={"F32": (2e-6, 2e-6)})
+case("cumsum_i32", [randi(4, 5)],
+     ["%0 = tessel.cumsum %a0, dim = 0 : tensor<4x5xi32>"],
+     [("%0", T((4, 5), "i32"))],
+     lambda x: np.cumsum(x, axis=0).astype(np.int32))
+
+# --------------------------------------------------------------------------
+# Cases: neural-network ops
+# --------------------------------------------------------------------------
+
+NN_TOL = {"F32": (1e-5, 1e-6)}
+
+
+def softmax(x, axis):
+    with np.errstate(invalid="ignore"):
+        m = np.max(x, axis=axis, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0.0)
+        e = np.exp(x - m)
+        s = np.sum(e, axis=axis, keepdims=True)
+        return np.where(s > 0, e / np.where(s > 0, s, 1.0), 0.0)
+
+
+SM = randf(2, 5, 3, lo=-5, hi=5)
+SM[0, 1, 0] = -np.inf        # one masked entry
+SM[1, :, 2] = -np.inf        # an all -inf slice along dim 1 gives zeros
+case("softmax_middle_dim", [SM],
+     ["%0 = tessel.softmax %a0, dim = 1 : tensor<2x5x3xf32>"],
+     [("%0", T((2, 5, 3)))], as_f32(lambda x: softmax(x, 1)), tol=NN_TOL)
+case("softmax_last_dim_large", [randf(3, 7, lo=-80, hi=80)],
+     ["%0 = tessel.softmax %a0, dim = 1 : tensor<3x7xf32>"],
+     [("%0", T((3, 7)))], as_f32(lambda x: softmax(x, 1)), tol=NN_TOL)
+
+
+def layer_norm(x, g, b, eps):
+    mu = x.mean(axis=-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps) * g + b
+
+
+def rms_norm(x, g, eps):
+    return x / np.sqrt((x ** 2).mean(axis=-1, keepdims=True) + eps) * g
+
+
+LN = randf(2, 3, 16) + 2.0
+case("layer_norm", [LN, randf(16), randf(16)],
+     ["%0 = tessel.layer_norm %a0, %a1, %a2, epsilon = 1.0e-05 : "
+      "tensor<2x3x16xf32>, tensor<16xf32>"],
+     [("%0", T((2, 3, 16)))],
+     as_f32(lambda x, g, b: layer_norm(x, g, b, 1e-5)), tol=NN_TOL)
+case("rms_norm", [LN, randf(16)],
+     ["%0 = tessel.rms_norm %a0, %a1, epsilon = 1.0e-06 : "
+      "tensor<2x3x16xf32>, tensor<16xf32>"],
+     [("%0", T((2, 3, 16)))],
+     as_f32(lambda x, g: rms_norm(x, g, 1e-6)), tol=NN_TOL)
+
+
+def take_zero(table, idx, axis):
+    n = table.shape[axis]
+    ok = (idx >= 0) & (idx < n)
+    out = np.take(table, np.where(ok, idx, 0), axis=axis)
+    mask_shape = [1] * axis + list(idx.shape) + \
+        [1] * (table.ndim - axis - 1)
+    return np.where(ok.reshape(mask_shape), out, 0).astype(table.dtype)
+
+
+GT = randf(6, 4)
+GI = np.array([[0, 5, 6, -1], [2, 2, 100, -7], [3, 1, 4, 0]], dtype=np.int32)
+case("gather_axis0", [GT, GI],
+     ["%0 = tessel.gather %a0[%a1], axis = 0 : (tensor<6x4xf32>, "
+      "tensor<3x4xi32>) -> tensor<3x4x4xf32>"],
+     [("%0", T((3, 4, 4)))], lambda t, i: take_zero(t, i, 0))
+GT3 = randi(2, 5, 3)
+GI1 = np.array([4, -1, 0, 5, 2**32 + 1, -2**32 + 2, 2], dtype=np.int64)
+case("gather_axis1_i64_idx", [GT3, GI1],
+     ["%0 = tessel.gather %a0[%a1], axis = 1 : (tensor<2x5x3xi32>, "
+      "tensor<7xi64>) -> tensor<2x7x3xi32>"],
+     [("%0", T((2, 7, 3), "i32"))], lambda t, i: take_zero(t, i, 1))
+case("gather_axis1_2d_idx", [randf(3, 4, 2),
+                            np.array([[3, 0], [-2, 4]], dtype=np.int32)],
+     ["%0 = tessel.gather %a0[%a1], axis = 1 : (tensor<3x4x2xf32>, "
+      "tensor<2x2xi32>) -> tensor<3x2x2x2xf32>"],
+     [("%0", T((3, 2, 2, 2)))], lambda t, i: take_zero(t, i, 1))
+
+
+def scatter_add(base, idx, upd, axis):
+    out = base.astype(np.float64 if base.dtype.kind == "f" else np.int64)
+    n = base.shape[axis]
+    upd = np.asarray(upd)
+    for pos in np.ndindex(*idx.shape):
+        j = int(idx[pos])
+        if not 0 <= j < n:
+            continue
+        src = (slice(None),) * axis + pos
+        dst = (slice(None),) * axis + (j,)
+        out[dst] += upd[src]
+    return out.astype(base.dtype)
+
+
+SB = randf(5, 3)
+SI = np.array([[1, 1, 4], [-1, 5, 1]], dtype=np.int32)
+SU = randf(2, 3, 3)
+case("scatter_add_axis0", [SB, SI, SU],
+     ["%0 = tessel.scatter_add %a0[%a1], %a2, axis = 0 : (tensor<5x3xf32>, "
+      "tensor<2x3xi32>, tensor<2x3x3xf32>) -> tensor<5x3xf32>"],
+     [("%0", T((5, 3)))], lambda b, i, u: scatter_add(b, i, u, 0),
+     tol={"F32": (2e-6, 2e-6)})
+SBI, SUI = randi(2, 4), randi(2, 5)
+SII = np.array([3, 0, 3, 9, -3], dtype=np.int32)
+case("scatter_add_axis1_i32", [SBI, SII, SUI],
+     ["%0 = tessel.scatter_add %a0[%a1], %a2, axis = 1 : (tensor<2x4xi32>, "
+      "tensor<5xi32>, tensor<2x5xi32>) -> tensor<2x4xi32>"],
+     [("%0", T((2, 4), "i32"))], lambda b, i, u: scatter_add(b, i, u, 1))
+
+case("scatter_add_i64_idx", [SB, np.array([2**32 + 1, 1, -2**32 + 3, 3],
+                                          dtype=np.int64), randf(4, 3)],
+     ["%0 = tessel.scatter_add %a0[%a1], %a2, axis = 0 : (tensor<5x3xf32>, "
+      "tensor<4xi64>, tensor<4x3xf32>) -> tensor<5x3xf32>"],
+     [("%0", T((5, 3)))], lambda b, i, u: scatter_add(b, i, u, 0),
+     tol={"F32": (2e-6, 2e-6)})
+
+
+def one_hot(idx, depth, dtype):
+    return (idx[..., None] == np.arange(depth)).astype(dtype)
+
+
+OH = np.array([[0, 3, 4, -1], [2, 2, 7, 1]], dtype=np.int32)
+case("one_hot", [OH],
+     ["%0 = tessel.one_hot %a0 : (tensor<2x4xi32>) -> tensor<2x4x4xf32>",
+      "%1 = tessel.one_hot %a0 : (tensor<2x4xi32>) -> tensor<2x4x5xi32>"],
+     [("%0", T((2, 4, 4))), ("%1", T((2, 4, 5), "i32"))],
+     lambda i: [one_hot(i, 4, np.float32), one_hot(i, 5, np.int32)])
+case("one_hot_i64", [np.array([2**32 + 2, 2, -2**32 + 1, 0], dtype=np.int64)],
+     ["%0 = tessel.one_hot %a0 : (tensor<4xi64>) -> tensor<4x3xi64>"],
+     [("%0", T((4, 3), "i64"))], lambda i: one_hot(i, 3, np.int64))
+
+
+def top_k(x, k):
+    # Stable sort on -x: ties keep the lower index first.
+    order = np.argsort(-f64(x), axis=-1, kind="stable")[..., :k]
+    return [np.take_along_axis(x, order, axis=-1), order.astype(np.int32)]
+
+
+TK = rng.integers(0, 4, size=(3, 2, 8)).astype(np.float32)  # many ties
+case("top_k_ties_f32", [TK],
+     ["%0, %1 = tessel.top_k %a0, k = 3 : (tensor<3x2x8xf32>) -> "
+      "(tensor<3x2x3xf32>, tensor<3x2x3xi32>)"],
+     [("%0", T((3, 2, 3))), ("%1", T((3, 2, 3), "i32"))],
+     lambda x: top_k(x, 3))
+case("top_k_k1", [TK],
+     ["%0, %1 = tessel.top_k %a0, k = 1 : (tensor<3x2x8xf32>) -> "
+      "(tensor<3x2x1xf32>, tensor<3x2x1xi32>)"],
+     [("%0", T((3, 2, 1))), ("%1", T((3, 2, 1), "i32"))],
+     lambda x: top_k(x, 1))
+TKI = randi(4, 6, lo=-3, hi=3)
+case("top_k_i32_full", [TKI],
+     ["%0, %1 = tessel.top_k %a0, k = 6 : (tensor<4x6xi32>) -> "
+      "(tensor<4x6xi32>, tensor<4x6xi32>)"],
+     [("%0", T((4, 6), "i32")), ("%1", T((4, 6), "i32"))],
+     lambda x: top_k(x, 6))
+case("top_k_random_f32", [randf(5, 9)],
+     ["%0, %1 = tessel.top_k %a0, k = 2 : (tensor<5x9xf32>) -> "
+      "(tensor<5x2xf32>, tensor<5x2xi32>)"],
+     [("%0", T((5, 2))), ("%1", T((5, 2), "i32"))],
+     lambda x: top_k(x, 2))
+
+
+def xent(logits, labels, ignore, reduction):
+    x = f64(logits)
+    c = x.shape[-1]
+    m = x.max(axis=-1, keepdims=True)
+    lse = (np.log(np.exp(x - m).sum(axis=-1, keepdims=True)) + m)[..., 0]
+    valid = (labels != ignore) & (labels >= 0) & (labels < c)
+    safe = np.where(valid, labels, 0)
+    picked = np.take_along_axis(x, safe[..., None], axis=-1)[..., 0]
+    loss = np.where(valid, lse - picked, 0.0)
+    if reduction == "none":
+        return loss.astype(np.float32)
+    if reduction == "sum":
+        return np.asarray(loss.sum(), dtype=np.float32)
+    n = valid.sum()
+    return np.asarray(loss.sum() / n if n else 0.0, dtype=np.float32)
+
+
+XL = randf(2, 4, 10, lo=-6, hi=6)
+# -100 ignored; 10, -5 out of range, so also ignored.
+XY = np.array([[1, -100, 9, -5], [0, 10, -100, 3]], dtype=np.int32)
+for red, rt in [("mean", T(())), ("sum", T(())), ("none", T((2, 4)))]:
+    case("softmax_cross_entropy_%s" % red, [XL, XY],
+         ["%%0 = tessel.softmax_cross_entropy %%a0, %%a1, ignore_index = "
+          "-100, reduction = %s : (tensor<2x4x10xf32>, tensor<2x4xi32>) -> "
+          "%s" % (red, rt)],
+         [("%0", rt)], lambda x, y, red=red: xent(x, y, -100, red),
+         tol=NN_TOL)
+case("softmax_cross_entropy_mean_all_ignored",
+     [XL[:1, :2], np.array([[-100, -100]], dtype=np.int32)],
+     ["%0 = tessel.softmax_cross_entropy %a0, %a1, ignore_index = -100, "
+      "reduction = mean : (tensor<1x2x10xf32>, tensor<1x2xi32>) -> "
+      "tensor<f32>"],
+     [("%0", T(()))], lambda x, y: xent(x, y, -100, "mean"), tol=NN_TOL)
+
+# --------------------------------------------------------------------------
+# Cases: bf16, f16 and f64
+# --------------------------------------------------------------------------
+
+BA, BB = bf16(randf(4, 8)), bf16(randf(4, 8))
+case("add_bf16", [BF16(BA), BF16(BB)],
+     ["%0 = tessel.add %a0, %a1 : tensor<4x8xbf16>",
+      "%1 = tessel.mul %a0, %a1 : tensor<4x8xbf16>"],
+     [("%0", T((4, 8), "bf16")), ("%1", T((4, 8), "bf16"))],
+     lambda a, b: [BF16(bf16_exact(f64(a) + f64(b))),
+                   BF16(bf16_exact(f64(a) * f64(b)))])
+BL, BR = bf16(randf(3, 16)), bf16(randf(16, 5))
+case("dot_bf16", [BF16(BL), BF16(BR)],
+     ["%0 = tessel.dot_general %a0, %a1, batching = [] x [], contracting = "
+      "[1] x [0] : (tensor<3x16xbf16>, tensor<16x5xbf16>) -> "
+      "tensor<3x5xbf16>"],
+     [("%0", T((3, 5), "bf16"))],
+     lambda a, b: BF16(bf16_exact(f64(a) @ f64(b))))
+case("exp_bf16", [BF16(BA)],
+     ["%0 = tessel.exp %a0 : tensor<4x8xbf16>"],
+     [("%0", T((4, 8), "bf16"))],
+     lambda a: BF16(bf16_exact(np.exp(f64(a)))),
+     # exp in double may differ from numpy's by an ulp of double, which can
+     # only matter next to a bf16 tie; allow one bf16 ulp.
+     tol={"BF16": (2.0**-8, 0.0)})
+HA, HB = randf(4, 8).astype(np.float16), randf(4, 8).astype(np.float16)
+case("add_mul_f16", [HA, HB],
+     ["%0 = tessel.add %a0, %a1 : tensor<4x8xf16>",
+      "%1 = tessel.mul %a0, %a1 : tensor<4x8xf16>"],
+     [("%0", T((4, 8), "f16")), ("%1", T((4, 8), "f16"))],
+     lambda a, b: [(f64(a) + f64(b)).astype(np.float16),
+                   (f64(a) * f64(b)).astype(np.float16)],
+     tol={"F16": (0, 0)})
+DA, DB = randf(4, 8, dtype=np.float64), randf(8, 3, dtype=np.float64)
+case("f64_ops", [DA, DB],
+     ["%0 = tessel.dot_general %a0, %a1, batching = [] x [], contracting = "
+      "[1] x [0] : (tensor<4x8xf64>, tensor<8x3xf64>) -> tensor<4x3xf64>",
+      "%1 = tessel.exp %a0 : tensor<4x8xf64>",
+      "%2 = tessel.tanh %a0 : tensor<4x8xf64>",
+      "%3 = tessel.softmax %a0, dim = 1 : tensor<4x8xf64>",
+      "%4 = tessel.reduce sum %a0, dims = [0] : (tensor<4x8xf64>) -> "
+      "tensor<8xf64>",
+      "%5 = tessel.div %a0, %a0 : tensor<4x8xf64>",
+      "%6 = tessel.gelu %a0 approximation = erf : tensor<4x8xf64>"],
+     [("%0", T((4, 3), "f64")), ("%1", T((4, 8), "f64")),
+      ("%2", T((4, 8), "f64")), ("%3", T((4, 8), "f64")),
+      ("%4", T((8,), "f64")), ("%5", T((4, 8), "f64")),
+      ("%6", T((4, 8), "f64"))],
+     lambda a, b: [a @ b, np.exp(a), np.tanh(a), softmax(a, 1),
+                   a.sum(axis=0), a / a, gelu_erf(a)])
+case("layer_norm_f64", [f64(LN), randf(16, dtype=np.float64),
+                        randf(16, dtype=np.float64)],
+     ["%0 = tessel.layer_norm %a0, %a1, %a2, epsilon = 1.0e-05 : "
+      "tensor<2x3x16xf64>, tensor<16xf64>"],
+     [("%0", T((2, 3, 16), "f64"))],
+     lambda x, g, b: layer_norm(x, g, b, 1e-5), tol={"F64": (1e-10, 1e-10)})
+
+
+# --------------------------------------------------------------------------
+# Driver
+# --------------------------------------------------------------------------
+
+
+def expected_dtype(e):
+    if isinstance(e, BF16):
+        return "BF16", e.values
+    e = np.asarray(e)
+    return ST_OF[e.dtype], e
+
+
+def compare(got_dt, got, exp, tol):
+    """Returns None if equal enough, else a message."""
+    exp_dt, exp = expected_dtype(exp)
+    if got_dt != exp_dt:
+        return "dtype %s, expected %s" % (got_dt, exp_dt)
+    if tuple(got.shape) != tuple(exp.shape):
+        return "shape %s, expected %s" % (list(got.shape), list(exp.shape))
+    if got_dt in ("I32", "I64", "BOOL"):
+        bad = got != exp
+        if not bad.any():
+            return None
+        i = np.argwhere(bad)[0]
+        err = np.abs(got.astype(np.float64) - exp.astype(np.float64)).max()
+        return "max error %g (%d wrong; at %s got %s expected %s)" % (
+            err, bad.sum(), list(i), got[tuple(i)], exp[tuple(i)])
+    rtol, atol = tol.get(got_dt, DEFAULT_TOL[got_dt])
+    g, e = got.astype(np.float64), exp.astype(np.float64)
+    both_nan = np.isnan(g) & np.isnan(e)
+    same = (g == e) | both_nan
+    with np.errstate(invalid="ignore"):
+        err = np.where(same, 0.0, np.abs(g - e))
+        bad = ~same & ~(err <= atol + rtol * np.abs(e))
+    if not bad.any():
+        return None
+    i = tuple(np.argwhere(bad)[0])
+    return "max error %g (%d wrong; at %s got %r expected %r)" % (
+        np.nanmax(np.where(np.isnan(err), np.inf, err)), bad.sum(),
+        list(i), float(g[i]), float(e[i]))
+
+
+def run_case(tool, out_dir, c):
+    d = os.path.join(out_dir, c["name"])
+    os.makedirs(d, exist_ok=True)
+    mlir = os.path.join(d, "f.mlir")
+    with open(mlir, "w") as f:
+        f.write(c["mlir"])
+    cmd = [tool, mlir, "--func", "f"]
+    if c["inputs"]:
+        inp = os.path.join(d, "in.safetensors")
+        write_safetensors(inp, {"arg%d" % i: v
+                                for i, v in enumerate(c["inputs"])})
+        cmd += ["--inputs", inp]
+    outp = os.path.join(d, "out.safetensors")
+    cmd += ["--save", outp]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True, timeout=60)
+    if p.returncode != 0:
+        return "tessel-interp exited %d: %s" % (
+            p.returncode, " | ".join(p.stdout.strip().splitlines()[:3]))
+    outs = read_safetensors(outp)
+    args = [v.values if isinstance(v, BF16) else np.asarray(v)
+            for v in c["inputs"]]
+    exp = c["ref"](*args)
+    if not isinstance(exp, list):
+        exp = [exp]
+    if len(outs) != len(exp):
+        return "%d outputs, expected %d" % (len(outs), len(exp))
+    for k, e in enumerate(exp):
+        name = "result%d" % k
+        if name not in outs:
+            return "no output %s" % name
+        msg = compare(outs[name][0], outs[name][1], e, c["tol"])
+        if msg:
+            return "%s: %s" % (name, msg)
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tool", required=True, help="path of tessel-interp")
+    ap.add_argument("--out", required=True, help="scratch directory")
+    ap.add_argument("--filter", default="", help="run only cases whose "
+                    "name contains this")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    passed = failed = 0
+    for c in CASES:
+        if a.filter not in c["name"]:
+            continue
+        try:
+            msg = run_case(a.tool, a.out, c)
+        except Exception as e:  # report, don't stop the other cases
+            msg = "%s: %s" % (type(e).__name__, e)
+        if msg is None:
+            passed += 1
+            print("ok %s" % c["name"])
+        else:
+            failed += 1
+            print("FAIL %s: %s" % (c["name"], msg))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
