@@ -50,7 +50,12 @@ using TensorRef = std::shared_ptr<const HostTensor>;
 llvm::Error opError(Operation *op, const Twine &message) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << op->getLoc() << ": '" << op->getName() << "' op: " << message;
+  if (auto file = op->getLoc()->findInstanceOf<FileLineColLoc>())
+    os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+       << file.getColumn() << ": ";
+  else
+    os << op->getLoc() << ": ";
+  os << "error: '" << op->getName() << "' op " << message;
   return llvm::createStringError(llvm::inconvertibleErrorCode(), os.str());
 }
 
@@ -225,7 +230,10 @@ llvm::Expected<HostTensor> Evaluator::evalTessel(Operation *op) {
       .Case([&](ReluOp o) {
         const HostTensor &x = in(o.getInput());
         return x.isFloat()
-                   ? mapFloat(x, [](double v) { return v > 0 ? v : 0.0; })
+                   ? mapFloat(x,
+                              [](double v) {
+                                return std::isnan(v) || v > 0 ? v : 0.0;
+                              })
                    : mapInt(x, [](int64_t v) { return v > 0 ? v : 0; });
       })
       .Case([&](ExpOp o) { return unaryF(o.getInput(), std::exp); })

@@ -7,6 +7,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -126,25 +127,10 @@ HostTensor kernels::select(const HostTensor &pred, const HostTensor &a,
 HostTensor kernels::convert(const HostTensor &x, DType to) {
   HostTensor r(to, x.shape);
   for (int64_t k = 0, n = x.size(); k < n; ++k) {
-    if (x.isFloat() && !r.isFloat()) {
-      double v = x.f[k];
-      int64_t out;
-      if (to == DType::I1)
-        out = v != 0.0;
-      else if (std::isnan(v))
-        out = 0;
-      else {
-        double lo = lowest(to), hi = highest(to);
-        out = v <= lo ? int64_t(lo) : v >= hi ? int64_t(hi) : int64_t(v);
-      }
-      r.i[k] = out;
-    } else if (x.isFloat()) {
-      r.f[k] = roundToFloat(to, x.f[k]);
-    } else if (r.isFloat()) {
-      r.f[k] = roundToFloat(to, double(x.i[k]));
-    } else {
-      r.i[k] = wrapToInt(to, x.i[k]);
-    }
+    if (x.isFloat())
+      r.setF(k, x.f[k]); // round once, or truncate and saturate
+    else
+      r.setI(k, x.i[k]); // wrap, or round once to nearest even
   }
   return r;
 }
@@ -293,13 +279,9 @@ HostTensor kernels::dotGeneral(const HostTensor &lhs, const HostTensor &rhs,
         for (int64_t n = 0; n < N; ++n)
           acc[n] += aval * brow[n];
       }
-      for (int64_t n = 0; n < N; ++n) {
-        int64_t out = (bi * M + m) * N + n;
-        if (r.isFloat())
-          r.f[out] = roundToFloat(r.dtype, acc[n]);
-        else
-          r.i[out] = wrapToInt(r.dtype, int64_t(acc[n]));
-      }
+      if (r.isFloat())
+        for (int64_t n = 0; n < N; ++n)
+          r.f[(bi * M + m) * N + n] = roundToFloat(r.dtype, acc[n]);
     }
   // Integer products must be exact: redo them in int64 when K is non-trivial.
   if (!r.isFloat()) {
@@ -327,10 +309,11 @@ HostTensor kernels::reduce(const HostTensor &x, ArrayRef<int64_t> dims,
                 : kind == Reduction::Min ? highest(x.dtype)
                                          : 0.0;
   std::vector<double> acc(n, init);
-  std::vector<int64_t> iacc(n, kind == Reduction::Max ? int64_t(lowest(x.dtype))
-                               : kind == Reduction::Min
-                                   ? int64_t(highest(x.dtype))
-                                   : 0);
+  int64_t intMin = x.dtype == DType::I32 ? INT32_MIN : INT64_MIN;
+  int64_t intMax = x.dtype == DType::I32 ? INT32_MAX : INT64_MAX;
+  std::vector<int64_t> iacc(n, kind == Reduction::Max   ? intMin
+                               : kind == Reduction::Min ? intMax
+                                                        : 0);
   std::vector<bool> nan(n, false);
   Shape rStrides = stridesOf(shape), idx, ridx;
   for (int64_t k = 0, e = x.size(); k < e; ++k) {

@@ -5,6 +5,7 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <climits>
 #include <cmath>
 #include <cstring>
 
@@ -81,12 +82,17 @@ static float bf16BitsToFloat(uint16_t b) {
   return f;
 }
 
-static uint16_t doubleToHalfBits(double x) {
-  llvm::APFloat v(static_cast<float>(x));
+/// Rounds `x` once, to nearest even, into `semantics`.
+static llvm::APFloat roundDouble(double x, const llvm::fltSemantics &semantics) {
+  llvm::APFloat v(x);
   bool lost;
-  v.convert(llvm::APFloat::IEEEhalf(), llvm::APFloat::rmNearestTiesToEven,
-            &lost);
-  return static_cast<uint16_t>(v.bitcastToAPInt().getZExtValue());
+  v.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &lost);
+  return v;
+}
+
+static uint16_t doubleToHalfBits(double x) {
+  return static_cast<uint16_t>(
+      roundDouble(x, llvm::APFloat::IEEEhalf()).bitcastToAPInt().getZExtValue());
 }
 
 static double halfBitsToDouble(uint16_t b) {
@@ -97,19 +103,58 @@ static double halfBitsToDouble(uint16_t b) {
   return v.convertToDouble();
 }
 
+static double toDouble(llvm::APFloat v) {
+  bool lost;
+  v.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+            &lost);
+  return v.convertToDouble();
+}
+
+static const llvm::fltSemantics &semanticsOf(DType t) {
+  switch (t) {
+  case DType::F16: return llvm::APFloat::IEEEhalf();
+  case DType::BF16: return llvm::APFloat::BFloat();
+  case DType::F32: return llvm::APFloat::IEEEsingle();
+  default: return llvm::APFloat::IEEEdouble();
+  }
+}
+
 double tessel::roundToFloat(DType t, double x) {
   switch (t) {
   case DType::F64:
     return x;
   case DType::F32:
-    return static_cast<float>(x);
+    return static_cast<float>(x); // one rounding, to nearest even
   case DType::BF16:
-    return bf16BitsToFloat(floatToBF16Bits(static_cast<float>(x)));
   case DType::F16:
-    return halfBitsToDouble(doubleToHalfBits(x));
+    // Once, from double: going through float first would round twice.
+    return toDouble(roundDouble(x, semanticsOf(t)));
   default:
     return x;
   }
+}
+
+int64_t tessel::floatToInt(DType t, double x) {
+  if (t == DType::I1)
+    return x != 0.0;
+  if (std::isnan(x))
+    return 0;
+  int64_t lo = t == DType::I32 ? INT32_MIN : INT64_MIN;
+  int64_t hi = t == DType::I32 ? INT32_MAX : INT64_MAX;
+  // Compare in double against exactly representable bounds: -2^31 / -2^63
+  // and 2^31 / 2^63 (hi + 1).
+  if (x <= static_cast<double>(lo))
+    return lo;
+  if (x >= -static_cast<double>(lo))
+    return hi;
+  return static_cast<int64_t>(x);
+}
+
+double tessel::intToFloat(DType t, int64_t x) {
+  llvm::APFloat v(semanticsOf(t));
+  v.convertFromAPInt(llvm::APInt(64, static_cast<uint64_t>(x), true),
+                     /*IsSigned=*/true, llvm::APFloat::rmNearestTiesToEven);
+  return toDouble(v);
 }
 
 int64_t tessel::wrapToInt(DType t, int64_t x) {

@@ -252,9 +252,8 @@ SPECIAL = np.array([0.0, -0.0, -1.0, np.inf, -np.inf, np.nan, 1e-30, 100.0],
 unary_case("log_special_f32", "log", SPECIAL, as_f32(np.log))
 unary_case("sqrt_special_f32", "sqrt", SPECIAL, as_f32(np.sqrt))
 unary_case("exp_special_f32", "exp", SPECIAL, as_f32(np.exp))
-# relu(NaN) is left out: the description says `max(x[i], 0)` and tessel.max
-# propagates NaN, but the interpreter's relu (`v > 0 ? v : 0`) gives 0.
-unary_case("relu_special_f32", "relu", SPECIAL[~np.isnan(SPECIAL)],
+# relu is max(x, 0), and max propagates NaN.
+unary_case("relu_special_f32", "relu", SPECIAL,
            as_f32(lambda x: np.maximum(x, 0.0)))
 
 XI = randi(4, 8)
@@ -296,6 +295,7 @@ binary_case("div_i64", "div", randi(16, dtype=np.int64, lo=-10**15,
 CA = rng.integers(-2, 3, size=(4, 8)).astype(np.float32)
 CB = rng.integers(-2, 3, size=(4, 8)).astype(np.float32)
 CA[0, 0], CB[0, 1], CA[0, 2], CB[0, 2] = np.nan, np.nan, np.nan, np.nan
+CA[1, 0], CB[1, 0] = -0.0, 0.0
 CMP = [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
        ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]
 for d, fn in CMP:
@@ -476,7 +476,8 @@ case("slice_strided", [SL],
 case("slice_strided_uneven", [SL],
      ["%0 = tessel.slice %a0, start = [0, 1, 1], limit = [5, 8, 4], "
       "strides = [4, 2, 2] : (tensor<6x9x4xf32>) -> tensor<2x4x2xf32>"],
-     [("%0", T((2, 4, 2)))], lambda x: x[0:5:4, 1:8:2, 1:4:2].astype(np.float32))
+     [("%0", T((2, 4, 2)))],
+     lambda x: x[0:5:4, 1:8:2, 1:4:2].astype(np.float32))
 C1, C2, C3 = randf(2, 1, 3), randf(2, 4, 3), randf(2, 2, 3)
 case("concatenate_3", [C1, C2, C3],
      ["%0 = tessel.concatenate %a0, %a1, %a2 dim = 1 : (tensor<2x1x3xf32>, "
@@ -500,14 +501,13 @@ case("pad_value_i32", [randi(2, 3)],
       "(tensor<2x3xi32>) -> tensor<4x5xi32>"],
      [("%0", T((4, 5), "i32"))],
      lambda x: np.pad(x, ((2, 0), (1, 1)), constant_values=7).astype(np.int32))
+# The pad value is converted to the element type as tessel.convert would
+# (truncation toward zero, saturation, NaN -> 0, i1 = x != 0).
 case("pad_value_i32_converted", [randi(2, 2)],
      ["%0 = tessel.pad %a0, low = [0, 1], high = [0, 0], value = -2.7 : "
-      "(tensor<2x2xi32>) -> tensor<2x3xi32>",
-      "%1 = tessel.pad %a0, low = [1, 0], high = [0, 0], "
-      "value = 0xFFF0000000000000 : (tensor<2x2xi32>) -> tensor<3x2xi32>"],
-     [("%0", T((2, 3), "i32")), ("%1", T((3, 2), "i32"))],
-     lambda x: [np.pad(x, ((0, 0), (1, 0)), constant_values=-2),
-                np.pad(x, ((1, 0), (0, 0)), constant_values=-2**31)])
+      "(tensor<2x2xi32>) -> tensor<2x3xi32>"],
+     [("%0", T((2, 3), "i32"))],
+     lambda x: np.pad(x, ((0, 0), (1, 0)), constant_values=-2))
 case("pad_value_f32", [PX],
      ["%0 = tessel.pad %a0, low = [0, 2], high = [1, 0], value = 1.5 : "
       "(tensor<3x4xf32>) -> tensor<4x6xf32>"],
@@ -583,6 +583,20 @@ for kind, fn in [("sum", np.sum), ("max", np.max), ("min", np.min)]:
           "(tensor<3x4x5xi32>) -> tensor<3xi32>" % kind],
          [("%0", T((3,), "i32"))],
          lambda x, fn=fn: fn(x, axis=(1, 2)).astype(np.int32))
+BIG = np.array([2**60 + 1, 2**60 + 3, -5, 2**40 + 7], dtype=np.int64)
+case("int64_exact", [BIG, np.ones((4, 1), dtype=np.int64)],
+     ["%0 = tessel.reduce sum %a0, dims = [0] : (tensor<4xi64>) -> "
+      "tensor<i64>",
+      "%1 = tessel.cumsum %a0, dim = 0 : tensor<4xi64>",
+      "%2 = tessel.dot_general %a0, %a1, batching = [] x [], contracting = "
+      "[0] x [0] : (tensor<4xi64>, tensor<4x1xi64>) -> tensor<1xi64>",
+      "%3 = tessel.reduce max %a0, dims = [0] : (tensor<4xi64>) -> "
+      "tensor<i64>",
+      "%4 = tessel.add %a0, %a0 : tensor<4xi64>"],
+     [("%0", T((), "i64")), ("%1", T((4,), "i64")), ("%2", T((1,), "i64")),
+      ("%3", T((), "i64")), ("%4", T((4,), "i64"))],
+     lambda x, w: [np.asarray(x.sum()), np.cumsum(x), x @ w,
+                   np.asarray(x.max()), x + x])
 case("reduce_empty", [np.zeros((3, 0), dtype=np.float32),
                       np.zeros((3, 0), dtype=np.int32)],
      ["%0 = tessel.reduce sum %a0, dims = [1] : (tensor<3x0xf32>) -> "
@@ -864,6 +878,59 @@ case("layer_norm_f64", [f64(LN), randf(16, dtype=np.float64),
      [("%0", T((2, 3, 16), "f64"))],
      lambda x, g, b: layer_norm(x, g, b, 1e-5), tol={"F64": (1e-10, 1e-10)})
 
+
+
+# --------------------------------------------------------------------------
+# Cases: one rounding, never two (regressions: rounding through f32 first)
+# --------------------------------------------------------------------------
+
+# 1 + 2^-8 + 2^-40 lies just above the bf16 tie between 1 and 1 + 2^-7:
+# rounded once it is 1 + 2^-7; rounded to f32 first it would tie to 1.
+case("dot_bf16_single_rounding",
+     [BF16(np.array([[1.0, 2.0**-8, 2.0**-40]])),
+      BF16(np.array([[1.0], [1.0], [1.0]]))],
+     ["%0 = tessel.dot_general %a0, %a1, batching = [] x [], contracting = "
+      "[1] x [0] : (tensor<1x3xbf16>, tensor<3x1xbf16>) -> tensor<1x1xbf16>"],
+     [("%0", T((1, 1), "bf16"))],
+     lambda a, b: BF16(np.array([[1.0 + 2.0**-7]])))
+case("convert_f64_bf16_f16_single_rounding",
+     [np.array([1.0 + 2.0**-8 + 2.0**-30, 1.0 + 2.0**-11 + 2.0**-40])],
+     ["%0 = tessel.convert %a0 : (tensor<2xf64>) -> tensor<2xbf16>",
+      "%1 = tessel.convert %a0 : (tensor<2xf64>) -> tensor<2xf16>"],
+     [("%0", T((2,), "bf16")), ("%1", T((2,), "f16"))],
+     lambda x: [BF16(np.array([1.0 + 2.0**-7, 1.0])),
+                np.array([1.0 + 2.0**-8, 1.0 + 2.0**-10], dtype=np.float16)],
+     tol={"BF16": (0, 0), "F16": (0, 0)})
+case("convert_int_float_single_rounding",
+     [np.array([2**24 + 2**16 + 1], dtype=np.int32),
+      np.array([2**62 + 2**38 + 1], dtype=np.int64)],
+     ["%0 = tessel.convert %a0 : (tensor<1xi32>) -> tensor<1xbf16>",
+      "%1 = tessel.convert %a1 : (tensor<1xi64>) -> tensor<1xf32>"],
+     [("%0", T((1,), "bf16")), ("%1", T((1,)))],
+     lambda a, b: [BF16(np.array([2.0**24 + 2.0**17])),
+                   np.array([2.0**62 + 2.0**39], dtype=np.float32)],
+     tol={"BF16": (0, 0), "F32": (0, 0)})
+case("pad_value_saturates",
+     [randi(1, 1), np.zeros((1,), dtype=np.int64),
+      np.array([False])],
+     ["%0 = tessel.pad %a0, low = [0, 1], high = [0, 1], value = 0xFFF0000000000000 : "
+      "(tensor<1x1xi32>) -> tensor<1x3xi32>",
+      "%1 = tessel.pad %a0, low = [0, 0], high = [0, 1], value = 3.0e+09 : "
+      "(tensor<1x1xi32>) -> tensor<1x2xi32>",
+      "%2 = tessel.pad %a1, low = [1], high = [1], value = 0x7FF8000000000000 : "
+      "(tensor<1xi64>) -> tensor<3xi64>",
+      "%3 = tessel.pad %a1, low = [1], high = [0], value = 1.0e+19 : "
+      "(tensor<1xi64>) -> tensor<2xi64>",
+      "%4 = tessel.pad %a2, low = [1], high = [0], value = 5.000000e-01 : "
+      "(tensor<1xi1>) -> tensor<2xi1>"],
+     [("%0", T((1, 3), "i32")), ("%1", T((1, 2), "i32")),
+      ("%2", T((3,), "i64")), ("%3", T((2,), "i64")), ("%4", T((2,), "i1"))],
+     lambda x, z, p: [
+         np.array([[-2**31, x[0, 0], -2**31]], dtype=np.int32),
+         np.array([[x[0, 0], 2**31 - 1]], dtype=np.int32),
+         np.array([0, 0, 0], dtype=np.int64),
+         np.array([2**63 - 1, 0], dtype=np.int64),
+         np.array([True, False])])
 
 # --------------------------------------------------------------------------
 # Driver

@@ -47,6 +47,15 @@ static llvm::cl::opt<std::string>
 static llvm::cl::opt<std::string>
     saveFile("save", llvm::cl::desc("Write the outputs to this safetensors "
                                     "file (by tessel.name or resultN)"));
+static llvm::cl::opt<std::string> expectFile(
+    "expect", llvm::cl::desc("Compare the outputs with this safetensors file "
+                             "(by name); exit 1 on a mismatch"));
+static llvm::cl::opt<double>
+    relTol("rtol", llvm::cl::desc("Relative tolerance for --expect"),
+         llvm::cl::init(1e-5));
+static llvm::cl::opt<double>
+    absTol("atol", llvm::cl::desc("Absolute tolerance for --expect"),
+         llvm::cl::init(1e-6));
 static llvm::cl::opt<bool>
     printOutputs("print", llvm::cl::desc("Print each output's shape, first "
                                          "values and checksums"));
@@ -92,6 +101,54 @@ static void print(llvm::StringRef name, const HostTensor &t) {
     absSum += std::fabs(t.getF(k));
   }
   llvm::outs() << llvm::format("  sum=%.9g abs_sum=%.9g\n", sum, absSum);
+}
+
+/// Compares `outputs` with the tensors of `path`: |a - b| <= atol + rtol*|b|
+/// elementwise (NaNs must match). Prints one line per output.
+static int compareWith(const NamedTensors &outputs, llvm::StringRef path) {
+  llvm::Expected<NamedTensors> expected = readSafeTensors(path);
+  if (!expected)
+    return failWith(llvm::toString(expected.takeError()));
+  bool ok = true;
+  for (const auto &[name, got] : outputs.tensors) {
+    const HostTensor *want = expected->find(name);
+    if (!want) {
+      llvm::outs() << "MISMATCH " << name << ": not in " << path << "\n";
+      ok = false;
+      continue;
+    }
+    if (want->shape != got.shape || want->dtype != got.dtype) {
+      llvm::outs() << "MISMATCH " << name << ": " << got.typeString()
+                   << " vs " << want->typeString() << " in " << path << "\n";
+      ok = false;
+      continue;
+    }
+    double maxAbs = 0, maxRel = 0;
+    int64_t bad = 0;
+    for (int64_t k = 0; k < got.size(); ++k) {
+      double a = got.getF(k), b = want->getF(k);
+      if (std::isnan(a) || std::isnan(b)) {
+        bad += std::isnan(a) != std::isnan(b);
+        continue;
+      }
+      if (a == b)
+        continue; // also equal infinities
+      double diff = std::fabs(a - b);
+      maxAbs = std::max(maxAbs, diff);
+      if (b != 0)
+        maxRel = std::max(maxRel, diff / std::fabs(b));
+      bad += !(diff <= absTol + relTol * std::fabs(b));
+    }
+    llvm::outs() << (bad ? "MISMATCH " : "match ") << name
+                 << llvm::format(": max abs err %.3g, max rel err %.3g",
+                                 maxAbs, maxRel);
+    if (bad)
+      llvm::outs() << ", " << bad << " of " << got.size()
+                   << " elements outside tolerance";
+    llvm::outs() << "\n";
+    ok &= bad == 0;
+  }
+  return ok ? 0 : 1;
 }
 
 int main(int argc, char **argv) {
@@ -152,5 +209,7 @@ int main(int argc, char **argv) {
   if (!saveFile.empty())
     if (llvm::Error err = writeSafeTensors(saveFile, saved))
       return failWith(llvm::toString(std::move(err)));
+  if (!expectFile.empty())
+    return compareWith(saved, expectFile);
   return 0;
 }

@@ -39,6 +39,13 @@ double roundToFloat(DType t, double x);
 /// Wraps `x` to integer type `t` (two's complement; i1 is 0 or 1).
 int64_t wrapToInt(DType t, int64_t x);
 
+/// Converts float `x` to integer type `t` as `tessel.convert` does: toward
+/// zero, saturating, NaN to 0; i1 is `x != 0`.
+int64_t floatToInt(DType t, double x);
+
+/// Converts integer `x` to float type `t`, rounding once to nearest even.
+double intToFloat(DType t, int64_t x);
+
 /// Encodes/decodes one element in little-endian storage of type `t`.
 void storeElement(DType t, double f, int64_t i, uint8_t *dst);
 void loadElement(DType t, const uint8_t *src, double &f, int64_t &i);

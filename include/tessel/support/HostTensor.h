@@ -42,17 +42,19 @@ struct HostTensor {
 
   /// The element at linear index `k` as a double / an integer.
   double getF(int64_t k) const { return isFloat() ? f[k] : double(i[k]); }
-  int64_t getI(int64_t k) const { return isFloat() ? int64_t(f[k]) : i[k]; }
-  /// Stores `v` at `k`, rounded or wrapped to the element type.
+  int64_t getI(int64_t k) const {
+    return isFloat() ? floatToInt(DType::I64, f[k]) : i[k];
+  }
+  /// Stores `v` at `k`, converted as `tessel.convert` converts.
   void setF(int64_t k, double v) {
     if (isFloat())
       f[k] = roundToFloat(dtype, v);
     else
-      i[k] = wrapToInt(dtype, int64_t(v));
+      i[k] = floatToInt(dtype, v);
   }
   void setI(int64_t k, int64_t v) {
     if (isFloat())
-      f[k] = roundToFloat(dtype, double(v));
+      f[k] = intToFloat(dtype, v);
     else
       i[k] = wrapToInt(dtype, v);
   }
