@@ -83,6 +83,8 @@ static void printPairs(OpAsmPrinter &printer, CollectivePermuteOp,
   printer << ']';
 }
 
+#include "tessel/dialects/tessel/TesselInterfaces.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "tessel/dialects/tessel/TesselOps.cpp.inc"
 

@@ -23,6 +23,10 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 
+namespace mlir::tessel {
+void registerTesselTestPasses();
+} // namespace mlir::tessel
+
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<mlir::tessel::TesselDialect, mlir::func::FuncDialect,
@@ -33,6 +37,7 @@ int main(int argc, char **argv) {
                   mlir::vector::VectorDialect, mlir::LLVM::LLVMDialect>();
   mlir::registerTransformsPasses();
   mlir::tessel::registerTesselPasses();
+  mlir::tessel::registerTesselTestPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Tessel optimizer driver\n", registry));
 }

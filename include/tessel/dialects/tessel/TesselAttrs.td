@@ -108,4 +108,72 @@ def Tessel_ShardingAttr : Tessel_Attr<"Sharding", "sharding"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Sharding rules
+//===----------------------------------------------------------------------===//
+
+def Tessel_DimMappingAttr : Tessel_Attr<"DimMapping", "dim_mapping"> {
+  let summary = "The factors one tensor dimension is made of, major to minor";
+  let parameters = (ins OptionalArrayRefParameter<"int64_t">:$factors);
+  let assemblyFormat = "`<` `[` (`]`) : ($factors^ `]`)? `>`";
+}
+
+def Tessel_TensorMappingAttr : Tessel_Attr<"TensorMapping", "tensor_mapping"> {
+  let summary = "The factors of each dimension of one tensor";
+  let parameters = (ins
+    OptionalArrayRefParameter<"::mlir::tessel::DimMappingAttr">:$dims);
+  let assemblyFormat = "`<` `[` (`]`) : ($dims^ `]`)? `>`";
+}
+
+def Tessel_OpShardingRuleAttr : Tessel_Attr<"OpShardingRule", "rule"> {
+  let summary = "An op's sharding rule: factors and their kinds";
+  let description = [{
+    Every dimension of every operand and result is a product of factors
+    (usually one). A factor shared by operands and results passes a sharding
+    through; a *reduction* factor appears only in operands, and sharding it
+    leaves the result partial (a sum still to be reduced); a
+    *need_replication* factor must not be sharded (the op needs all of it on
+    each device); a *permutation* factor may be sharded but moving data
+    across it (pad, slice, concatenate) needs communication.
+
+    ```mlir
+    // matmul [i, k] x [k, j] -> [i, j] with k summed over
+    #tessel.rule<([i, k], [k, j]) -> ([i, j]) {i=4, j=16, k=8} reduction={k}>
+    // reshape [8] -> [2, 4]: one dimension made of two factors
+    #tessel.rule<([ij]) -> ([i, j]) {i=2, j=4}>
+    ```
+
+    Constraints:
+      * every factor index is below the number of factors;
+      * each dimension's size is the product of its factors' sizes.
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"int64_t">:$factorSizes,
+    OptionalArrayRefParameter<"::mlir::tessel::TensorMappingAttr">:$operands,
+    OptionalArrayRefParameter<"::mlir::tessel::TensorMappingAttr">:$results,
+    OptionalArrayRefParameter<"int64_t">:$reductionFactors,
+    OptionalArrayRefParameter<"int64_t">:$needReplicationFactors,
+    OptionalArrayRefParameter<"int64_t">:$permutationFactors);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    int64_t getNumFactors() const { return getFactorSizes().size(); }
+    bool isReduction(int64_t f) const {
+      return llvm::is_contained(getReductionFactors(), f);
+    }
+    bool isNeedReplication(int64_t f) const {
+      return llvm::is_contained(getNeedReplicationFactors(), f);
+    }
+    bool isPermutation(int64_t f) const {
+      return llvm::is_contained(getPermutationFactors(), f);
+    }
+    bool isPassThrough(int64_t f) const {
+      return !isReduction(f) && !isNeedReplication(f) && !isPermutation(f);
+    }
+    /// True if every factor is a pass-through factor present in every
+    /// operand and result (elementwise-like ops, propagated first).
+    bool isPointwise() const;
+  }];
+}
+
 #endif // TESSEL_DIALECTS_TESSEL_TESSELATTRS_TD

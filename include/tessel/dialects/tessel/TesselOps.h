@@ -11,6 +11,14 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "tessel/dialects/tessel/TesselDialect.h"
 
+namespace mlir::tessel {
+/// The rule of an elementwise op: every dimension is one pass-through factor
+/// shared by every operand and result of the same rank.
+OpShardingRuleAttr elementwiseShardingRule(Operation *op);
+} // namespace mlir::tessel
+
+#include "tessel/dialects/tessel/TesselInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "tessel/dialects/tessel/TesselOps.h.inc"
 

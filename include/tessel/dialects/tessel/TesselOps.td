@@ -15,6 +15,7 @@ include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "tessel/dialects/tessel/TesselInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // Meshes and shardings
@@ -61,7 +62,7 @@ def Tessel_MeshOp : Tessel_Op<"mesh", [Symbol]> {
 }
 
 def Tessel_ShardingConstraintOp : Tessel_Op<"sharding_constraint", [
-    Pure, SameOperandsAndResultType,
+    Pure, SameOperandsAndResultType, Tessel_ShardingRuleOpInterface,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "Pins the sharding of an intermediate value";
   let description = [{
@@ -86,7 +87,7 @@ def Tessel_ShardingConstraintOp : Tessel_Op<"sharding_constraint", [
 //===----------------------------------------------------------------------===//
 
 def Tessel_ConstantOp : Tessel_Op<"constant", [
-    ConstantLike, Pure, InferTypeOpAdaptor,
+    ConstantLike, Pure, InferTypeOpAdaptor, Tessel_ShardingRuleOpInterface,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "A constant tensor";
   let description = [{
@@ -105,7 +106,7 @@ def Tessel_ConstantOp : Tessel_Op<"constant", [
   let hasVerifier = 1;
 }
 
-def Tessel_IotaOp : Tessel_Op<"iota", [Pure]> {
+def Tessel_IotaOp : Tessel_Op<"iota", [Pure, Tessel_ShardingRuleOpInterface]> {
   let summary = "Indices along one dimension";
   let description = [{
     `result[i0, ..., in] = i_dim`, converted to the result element type.
@@ -131,7 +132,7 @@ def Tessel_IotaOp : Tessel_Op<"iota", [Pure]> {
 class Tessel_UnaryOp<string mnemonic, Type type, string formula,
                      list<Trait> traits = []>
     : Tessel_Op<mnemonic, !listconcat(traits, [Pure, Elementwise,
-          SameOperandsAndResultType, InferTypeOpInterface])> {
+          SameOperandsAndResultType, InferTypeOpInterface, Tessel_ShardingRuleOpInterface])> {
   let summary = "Elementwise " # mnemonic;
   let description = "`result[i] = " # formula # "`.\n\n```mlir\n%y = tessel."
       # mnemonic # " %x : tensor<4x8xf32>\n```\n\nConstraints:\n"
@@ -158,7 +159,7 @@ def Tessel_SinOp : Tessel_UnaryOp<"sin", Tessel_FloatTensor, "sin(x[i])">;
 def Tessel_CosOp : Tessel_UnaryOp<"cos", Tessel_FloatTensor, "cos(x[i])">;
 
 def Tessel_GeluOp : Tessel_Op<"gelu", [Pure, Elementwise,
-    SameOperandsAndResultType, InferTypeOpInterface]> {
+    SameOperandsAndResultType, InferTypeOpInterface, Tessel_ShardingRuleOpInterface]> {
   let summary = "Elementwise GELU";
   let description = [{
     `erf`: `x * 0.5 * (1 + erf(x / sqrt(2)))`.
@@ -181,7 +182,7 @@ def Tessel_GeluOp : Tessel_Op<"gelu", [Pure, Elementwise,
 }
 
 def Tessel_ConvertOp : Tessel_Op<"convert", [Pure, Elementwise,
-    SameOperandsAndResultShape]> {
+    SameOperandsAndResultShape, Tessel_ShardingRuleOpInterface]> {
   let summary = "Elementwise element type conversion";
   let description = [{
     Float to float rounds to nearest even; float to integer truncates toward
@@ -203,7 +204,7 @@ def Tessel_ConvertOp : Tessel_Op<"convert", [Pure, Elementwise,
 
 class Tessel_BinaryOp<string mnemonic, Type type, string formula>
     : Tessel_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType,
-                           InferTypeOpInterface]> {
+                           InferTypeOpInterface, Tessel_ShardingRuleOpInterface]> {
   let summary = "Elementwise " # mnemonic;
   let description = "`result[i] = " # formula # "`. Operands are not "
       # "broadcast: use `tessel.broadcast_in_dim` first.\n\n```mlir\n"
@@ -226,7 +227,7 @@ def Tessel_MinOp : Tessel_BinaryOp<"min", Tessel_NumericTensor,
 def Tessel_PowOp : Tessel_BinaryOp<"pow", Tessel_FloatTensor, "x[i] ^ y[i]">;
 
 def Tessel_CompareOp : Tessel_Op<"compare", [Pure, Elementwise,
-    SameTypeOperands, SameOperandsAndResultShape, InferTypeOpAdaptor]> {
+    SameTypeOperands, SameOperandsAndResultShape, InferTypeOpAdaptor, Tessel_ShardingRuleOpInterface]> {
   let summary = "Elementwise comparison";
   let description = [{
     `result[i] = x[i] <direction> y[i]` as i1. Comparisons with NaN are false
@@ -246,7 +247,7 @@ def Tessel_CompareOp : Tessel_Op<"compare", [Pure, Elementwise,
   let assemblyFormat = "$direction `,` $lhs `,` $rhs attr-dict `:` type($lhs)";
 }
 
-def Tessel_SelectOp : Tessel_Op<"select", [Pure, Elementwise,
+def Tessel_SelectOp : Tessel_Op<"select", [Pure, Elementwise, Tessel_ShardingRuleOpInterface,
     AllTypesMatch<["on_true", "on_false", "result"]>,
     AllShapesMatch<["pred", "result"]>]> {
   let summary = "Elementwise choice";
@@ -273,7 +274,7 @@ def Tessel_SelectOp : Tessel_Op<"select", [Pure, Elementwise,
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
-def Tessel_BroadcastInDimOp : Tessel_Op<"broadcast_in_dim", [Pure]> {
+def Tessel_BroadcastInDimOp : Tessel_Op<"broadcast_in_dim", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure]> {
   let summary = "Broadcasts a tensor into a larger shape";
   let description = [{
     Operand dimension `i` becomes result dimension `dims[i]`; result
@@ -299,7 +300,7 @@ def Tessel_BroadcastInDimOp : Tessel_Op<"broadcast_in_dim", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tessel_ReshapeOp : Tessel_Op<"reshape", [Pure]> {
+def Tessel_ReshapeOp : Tessel_Op<"reshape", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure]> {
   let summary = "Reinterprets a tensor's shape in row-major order";
   let description = [{
     ```mlir
@@ -317,7 +318,7 @@ def Tessel_ReshapeOp : Tessel_Op<"reshape", [Pure]> {
   let hasFolder = 1;
 }
 
-def Tessel_TransposeOp : Tessel_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+def Tessel_TransposeOp : Tessel_Op<"transpose", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "Permutes dimensions";
   let description = [{
     `result.shape[i] = input.shape[permutation[i]]`.
@@ -339,7 +340,7 @@ def Tessel_TransposeOp : Tessel_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Tessel_SliceOp : Tessel_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+def Tessel_SliceOp : Tessel_Op<"slice", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "A strided box of a tensor";
   let description = [{
     Result dimension `d` takes operand indices `start[d], start[d] +
@@ -365,7 +366,7 @@ def Tessel_SliceOp : Tessel_Op<"slice", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Tessel_ConcatenateOp : Tessel_Op<"concatenate", [Pure,
+def Tessel_ConcatenateOp : Tessel_Op<"concatenate", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure,
     InferTypeOpAdaptor]> {
   let summary = "Joins tensors along one dimension";
   let description = [{
@@ -388,7 +389,7 @@ def Tessel_ConcatenateOp : Tessel_Op<"concatenate", [Pure,
   }];
 }
 
-def Tessel_PadOp : Tessel_Op<"pad", [Pure, InferTypeOpAdaptor]> {
+def Tessel_PadOp : Tessel_Op<"pad", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "Pads each dimension with a constant";
   let description = [{
     Adds `low[d]` elements before and `high[d]` after dimension `d`, all equal
@@ -418,7 +419,7 @@ def Tessel_PadOp : Tessel_Op<"pad", [Pure, InferTypeOpAdaptor]> {
 // Contractions and reductions
 //===----------------------------------------------------------------------===//
 
-def Tessel_DotGeneralOp : Tessel_Op<"dot_general", [Pure,
+def Tessel_DotGeneralOp : Tessel_Op<"dot_general", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure,
     InferTypeOpAdaptor]> {
   let summary = "Generalized matrix product";
   let description = [{
@@ -458,7 +459,7 @@ def Tessel_DotGeneralOp : Tessel_Op<"dot_general", [Pure,
   }];
 }
 
-def Tessel_ReduceOp : Tessel_Op<"reduce", [Pure, InferTypeOpAdaptor]> {
+def Tessel_ReduceOp : Tessel_Op<"reduce", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "Reduces over a set of dimensions";
   let description = [{
     Sums (`sum`), takes the maximum or minimum, or averages (`mean`) over
@@ -484,7 +485,7 @@ def Tessel_ReduceOp : Tessel_Op<"reduce", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Tessel_CumsumOp : Tessel_Op<"cumsum", [Pure, SameOperandsAndResultType,
+def Tessel_CumsumOp : Tessel_Op<"cumsum", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, SameOperandsAndResultType,
     InferTypeOpInterface]> {
   let summary = "Inclusive running sum along one dimension";
   let description = [{
@@ -507,7 +508,7 @@ def Tessel_CumsumOp : Tessel_Op<"cumsum", [Pure, SameOperandsAndResultType,
 // Neural-network ops
 //===----------------------------------------------------------------------===//
 
-def Tessel_SoftmaxOp : Tessel_Op<"softmax", [Pure, SameOperandsAndResultType,
+def Tessel_SoftmaxOp : Tessel_Op<"softmax", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, SameOperandsAndResultType,
     InferTypeOpInterface]> {
   let summary = "Softmax along one dimension";
   let description = [{
@@ -527,7 +528,7 @@ def Tessel_SoftmaxOp : Tessel_Op<"softmax", [Pure, SameOperandsAndResultType,
   let hasVerifier = 1;
 }
 
-def Tessel_LayerNormOp : Tessel_Op<"layer_norm", [Pure,
+def Tessel_LayerNormOp : Tessel_Op<"layer_norm", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure,
     AllTypesMatch<["scale", "bias"]>, InferTypeOpAdaptor]> {
   let summary = "Layer normalization over the last dimension";
   let description = [{
@@ -556,7 +557,7 @@ def Tessel_LayerNormOp : Tessel_Op<"layer_norm", [Pure,
   let hasVerifier = 1;
 }
 
-def Tessel_RmsNormOp : Tessel_Op<"rms_norm", [Pure,
+def Tessel_RmsNormOp : Tessel_Op<"rms_norm", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure,
     InferTypeOpAdaptor]> {
   let summary = "RMS normalization over the last dimension";
   let description = [{
@@ -582,7 +583,7 @@ def Tessel_RmsNormOp : Tessel_Op<"rms_norm", [Pure,
   let hasVerifier = 1;
 }
 
-def Tessel_GatherOp : Tessel_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+def Tessel_GatherOp : Tessel_Op<"gather", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "Takes slices of a tensor at indices along one axis";
   let description = [{
     Like `numpy.take(table, indices, axis)`: the result shape is
@@ -608,7 +609,7 @@ def Tessel_GatherOp : Tessel_Op<"gather", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Tessel_ScatterAddOp : Tessel_Op<"scatter_add", [Pure,
+def Tessel_ScatterAddOp : Tessel_Op<"scatter_add", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure,
     InferTypeOpAdaptor]> {
   let summary = "Adds slices into a tensor at indices along one axis";
   let description = [{
@@ -638,7 +639,7 @@ def Tessel_ScatterAddOp : Tessel_Op<"scatter_add", [Pure,
   let hasVerifier = 1;
 }
 
-def Tessel_OneHotOp : Tessel_Op<"one_hot", [Pure]> {
+def Tessel_OneHotOp : Tessel_Op<"one_hot", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure]> {
   let summary = "One-hot encoding along a new last dimension";
   let description = [{
     `result[..., c] = (indices[...] == c) ? 1 : 0`; the depth is the result's
@@ -657,7 +658,7 @@ def Tessel_OneHotOp : Tessel_Op<"one_hot", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tessel_TopKOp : Tessel_Op<"top_k", [Pure, InferTypeOpAdaptor]> {
+def Tessel_TopKOp : Tessel_Op<"top_k", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "The k largest entries along the last dimension";
   let description = [{
     Returns the `k` largest values of each last-dimension row in descending
@@ -682,7 +683,7 @@ def Tessel_TopKOp : Tessel_Op<"top_k", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Tessel_DropoutMaskOp : Tessel_Op<"dropout_mask", [Pure]> {
+def Tessel_DropoutMaskOp : Tessel_Op<"dropout_mask", [Pure, Tessel_ShardingRuleOpInterface]> {
   let summary = "A seeded, scaled dropout mask";
   let description = [{
     `result[i] = keep(seed, i) ? 1 / (1 - rate) : 0` where `i` is the
@@ -706,7 +707,7 @@ def Tessel_DropoutMaskOp : Tessel_Op<"dropout_mask", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tessel_SoftmaxCrossEntropyOp : Tessel_Op<"softmax_cross_entropy", [Pure,
+def Tessel_SoftmaxCrossEntropyOp : Tessel_Op<"softmax_cross_entropy", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure,
     InferTypeOpAdaptor]> {
   let summary = "Fused log-softmax and negative log-likelihood";
   let description = [{
