@@ -44,4 +44,32 @@ def TesselApplyRulesPass : Pass<"tessel-apply-rules", "ModuleOp"> {
   let dependentDialects = ["::mlir::tessel::TesselDialect"];
 }
 
+def TesselPropagatePass : Pass<"tessel-propagate", "ModuleOp"> {
+  let summary = "Gives every value a sharding (GSPMD/Shardy-style propagation)";
+  let description = [{
+    Propagates the user's shardings (function arguments and results,
+    `tessel.sharding_constraint`, and `tessel.sharding` already on ops) to
+    every value of every function, through each op's sharding rule, to a
+    fixed point. It:
+      * never changes a closed user dimension, and only extends open ones;
+      * propagates user priorities in order (p0 first; dimensions without a
+        priority last), and within each priority first through pointwise ops,
+        then through the rest (broadcasts, contractions, reductions...);
+      * resolves conflicting candidates for a factor by priority, then by
+        keeping the larger tensor's sharding, then by operand order;
+      * never uses a mesh axis twice in one tensor, and never shards a
+        need-replication factor.
+    The result is a `tessel.sharding` on every op result, function argument
+    and function result (values nothing reaches are replicated, open).
+    Function calls must be inlined first (`--inline`). With `explain`, it
+    prints for each value its sharding and where each dimension came from,
+    and for each conflict which side won and why.
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Print each value's sharding, its origin, and every conflict">
+  ];
+  let dependentDialects = ["::mlir::tessel::TesselDialect"];
+}
+
 #endif // TESSEL_PASSES_PASSES_TD

@@ -1,0 +1,625 @@
+//===- Propagation.cpp - sharding propagation over factor rules -----------===//
+//
+// State: for every tensor value, per dimension, an ordered list of mesh axes,
+// whether it is closed, whether a user set it, and its priority. An op
+// propagates by projecting its tensors' dimension shardings onto the factors
+// of its rule, choosing per factor the best candidate (compatible candidates
+// merge into the longest; conflicts go to the higher priority, then to the
+// larger tensor, then to the earlier operand), and projecting back: a
+// dimension only ever grows by extension, closed dimensions never change.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessel/sharding/Propagation.h"
+
+#include "tessel/dialects/tessel/TesselOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <deque>
+#include <set>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace {
+
+constexpr int64_t kNoPriority = std::numeric_limits<int64_t>::max();
+
+using Axes = SmallVector<StringAttr, 2>;
+
+/// Where a dimension's sharding came from: the root user annotation and the
+/// last hop (the value it was copied from and the op it went through).
+struct Origin {
+  std::string root; ///< "argument #0 of @f (file:1:2)", ...
+  Value from;
+  Operation *via = nullptr;
+};
+
+struct DimState {
+  Axes axes;
+  bool closed = false;
+  bool user = false;
+  int64_t priority = kNoPriority;
+  const Origin *origin = nullptr;
+};
+
+struct TensorState {
+  FlatSymbolRefAttr mesh;
+  SmallVector<DimState, 4> dims;
+};
+
+struct Conflict {
+  Operation *op;
+  int64_t factor;
+  std::string kept, dropped, reason;
+};
+
+bool isPrefix(ArrayRef<StringAttr> a, ArrayRef<StringAttr> b) {
+  return a.size() <= b.size() && a == b.take_front(a.size());
+}
+
+std::string str(ArrayRef<StringAttr> axes) {
+  std::string s = "{";
+  for (auto [i, a] : llvm::enumerate(axes))
+    s += (i ? ", \"" : "\"") + a.getValue().str() + "\"";
+  return s + "}";
+}
+
+std::string locString(Location loc) {
+  if (auto file = loc->findInstanceOf<FileLineColLoc>())
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+        .str();
+  return "unknown location";
+}
+
+class Propagator {
+public:
+  Propagator(ModuleOp module, const PropagationOptions &options)
+      : module(module), options(options), asmState(module) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult seedFunction(func::FuncOp func);
+  LogicalResult seed(Value v, ShardingAttr sharding, Location loc,
+                     const std::string &what);
+  LogicalResult checkOp(Operation *op);
+  OpShardingRuleAttr ruleOf(Operation *op);
+  /// Propagates through `op`; appends the values that changed.
+  void propagate(Operation *op, SmallVectorImpl<Value> &changed);
+  bool runWorklist(func::FuncOp func, bool pointwiseOnly);
+  void writeBack(func::FuncOp func);
+  void printExplanation(func::FuncOp func);
+
+  TensorState &stateOf(Value v) {
+    auto [it, inserted] = states.try_emplace(v);
+    if (inserted)
+      it->second.dims.resize(cast<RankedTensorType>(v.getType()).getRank());
+    return it->second;
+  }
+  int64_t axisSize(FlatSymbolRefAttr mesh, StringAttr axis) {
+    MeshOp m = meshes.lookup(mesh.getAttr());
+    return m ? m.getAxisSize(axis.getValue()) : 1;
+  }
+  std::string name(Value v) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    v.printAsOperand(os, asmState);
+    return s;
+  }
+  const Origin *newOrigin(Origin o) {
+    origins.push_back(std::move(o));
+    return &origins.back();
+  }
+
+  ModuleOp module;
+  const PropagationOptions &options;
+  AsmState asmState;
+  llvm::DenseMap<Attribute, MeshOp> meshes;
+  llvm::DenseMap<Value, TensorState> states;
+  llvm::DenseMap<Operation *, OpShardingRuleAttr> rules;
+  std::deque<Origin> origins;
+  std::vector<Conflict> conflicts;
+  int64_t phase = kNoPriority;
+};
+
+LogicalResult Propagator::seed(Value v, ShardingAttr sharding, Location loc,
+                               const std::string &what) {
+  TensorState &t = stateOf(v);
+  if (t.mesh && t.mesh != sharding.getMesh())
+    return emitError(loc) << what << " puts " << name(v) << " on mesh "
+                          << sharding.getMesh() << " but it is already on "
+                          << t.mesh;
+  t.mesh = sharding.getMesh();
+  const Origin *origin = newOrigin({what + " (" + locString(loc) + ")", {},
+                                    nullptr});
+  for (auto [d, ds] : llvm::enumerate(sharding.getDims())) {
+    DimState &cur = t.dims[d];
+    Axes axes(ds.getAxes().begin(), ds.getAxes().end());
+    if (cur.user) {
+      bool compatible = isPrefix(cur.axes, axes) || isPrefix(axes, cur.axes);
+      bool exact = cur.axes == axes;
+      if (!exact && (!compatible || (cur.closed && !isPrefix(axes, cur.axes)) ||
+                     (ds.isClosed() && !isPrefix(cur.axes, axes)))) {
+        InFlightDiagnostic diag = emitError(loc);
+        diag << what << " shards dimension " << d << " of " << name(v)
+             << " as " << str(axes) << (ds.isClosed() ? " (closed)" : "")
+             << ", but " << cur.origin->root << " already requires "
+             << str(cur.axes) << (cur.closed ? " (closed)" : "")
+             << "; both cannot hold";
+        return diag;
+      }
+      if (axes.size() > cur.axes.size())
+        cur.axes = axes;
+      cur.closed |= ds.isClosed();
+      cur.priority = std::min(cur.priority,
+                              ds.getPriority().value_or(kNoPriority));
+      continue;
+    }
+    cur.axes = axes;
+    cur.closed = ds.isClosed();
+    cur.user = true;
+    cur.priority = ds.getPriority().value_or(kNoPriority);
+    cur.origin = origin;
+  }
+  return success();
+}
+
+LogicalResult Propagator::seedFunction(func::FuncOp func) {
+  StringRef attrName = TesselDialect::kShardingAttrName;
+  std::string fname = ("@" + func.getSymName()).str();
+  for (BlockArgument arg : func.getArguments())
+    if (auto s = func.getArgAttrOfType<ShardingAttr>(arg.getArgNumber(),
+                                                     attrName))
+      if (failed(seed(arg, s, arg.getLoc(),
+                      "argument #" + std::to_string(arg.getArgNumber()) +
+                          " of " + fname)))
+        return failure();
+  WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
+    if (auto c = dyn_cast<ShardingConstraintOp>(op))
+      return failure(failed(seed(c.getResult(), c.getSharding(), op->getLoc(),
+                                 "the sharding_constraint")));
+    Attribute attr = op->getAttr(attrName);
+    if (!attr || op->getNumResults() == 0)
+      return success();
+    SmallVector<Attribute> perResult;
+    if (auto array = dyn_cast<ArrayAttr>(attr))
+      llvm::append_range(perResult, array);
+    else
+      perResult.push_back(attr);
+    for (auto [r, s] : llvm::zip(op->getResults(), perResult))
+      if (failed(seed(r, cast<ShardingAttr>(s), op->getLoc(),
+                      "the sharding of '" +
+                          op->getName().getStringRef().str() + "'")))
+        return failure();
+    return success();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  // Result annotations are requirements on the returned values.
+  for (Block &block : func.getBody())
+    if (auto ret = dyn_cast<func::ReturnOp>(block.getTerminator()))
+      for (OpOperand &operand : ret->getOpOperands())
+        if (auto s = func.getResultAttrOfType<ShardingAttr>(
+                operand.getOperandNumber(), attrName))
+          if (failed(seed(operand.get(), s, func.getLoc(),
+                          "result #" +
+                              std::to_string(operand.getOperandNumber()) +
+                              " of " + fname)))
+            return failure();
+  return success();
+}
+
+LogicalResult Propagator::checkOp(Operation *op) {
+  if (isa<func::ReturnOp, MeshOp>(op) || op->getNumResults() == 0 ||
+      llvm::none_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>))
+    return success();
+  if (isa<func::CallOp>(op))
+    return op->emitError() << "tessel-propagate does not cross function "
+                              "calls; inline them first (--inline)";
+  if (isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
+          CollectivePermuteOp, RecvOp, AxisIndexOp>(op))
+    return op->emitError() << "'" << op->getName()
+                           << "' is a per-device collective; propagation "
+                              "runs on global programs, before partitioning";
+  if (!isa<ShardingRuleOpInterface>(op))
+    return op->emitError() << "'" << op->getName()
+                           << "' has no sharding rule, so its results cannot "
+                              "be sharded; give it a ShardingRuleOpInterface "
+                              "implementation";
+  return success();
+}
+
+OpShardingRuleAttr Propagator::ruleOf(Operation *op) {
+  auto [it, inserted] = rules.try_emplace(op);
+  if (inserted)
+    if (auto iface = dyn_cast<ShardingRuleOpInterface>(op))
+      it->second = iface.getShardingRule();
+  return it->second;
+}
+
+void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
+  OpShardingRuleAttr rule = ruleOf(op);
+  if (!rule)
+    return;
+  // The op's tensors, in rule order (operands, then results).
+  SmallVector<Value, 8> tensors;
+  SmallVector<TensorMappingAttr, 8> mappings;
+  for (auto [v, m] : llvm::zip(op->getOperands(), rule.getOperands()))
+    tensors.push_back(v), mappings.push_back(m);
+  for (auto [v, m] : llvm::zip(op->getResults(), rule.getResults()))
+    tensors.push_back(v), mappings.push_back(m);
+
+  FlatSymbolRefAttr mesh;
+  for (Value v : tensors)
+    if (auto it = states.find(v); it != states.end() && it->second.mesh) {
+      if (mesh && mesh != it->second.mesh)
+        return; // mixed meshes: reported by the partitioner (a reshard)
+      mesh = it->second.mesh;
+    }
+  if (!mesh)
+    return;
+
+  struct Candidate {
+    Axes axes;
+    int64_t priority;
+    int64_t size;
+    unsigned tensor;
+    const Origin *origin;
+  };
+  int64_t numFactors = rule.getNumFactors();
+  SmallVector<SmallVector<Candidate, 4>, 4> candidates(numFactors);
+  ArrayRef<int64_t> sizes = rule.getFactorSizes();
+  for (auto [t, v] : llvm::enumerate(tensors)) {
+    auto it = states.find(v);
+    if (it == states.end())
+      continue;
+    int64_t elements = cast<RankedTensorType>(v.getType()).getNumElements();
+    for (auto [d, dim] : llvm::enumerate(mappings[t].getDims())) {
+      const DimState &ds = it->second.dims[d];
+      if (ds.axes.empty() || (ds.user && ds.priority > phase))
+        continue; // nothing to offer, or a later priority's annotation
+      ArrayRef<int64_t> factors = dim.getFactors();
+      if (factors.empty())
+        continue;
+      // Split the dimension's axes over its factors, major to minor.
+      SmallVector<Axes, 2> split(factors.size());
+      if (factors.size() == 1) {
+        split[0] = ds.axes;
+      } else {
+        size_t k = 0;
+        int64_t remaining = sizes[factors[0]];
+        for (StringAttr axis : ds.axes) {
+          while (k < factors.size() && remaining == 1)
+            if (++k < factors.size())
+              remaining = sizes[factors[k]];
+          int64_t n = axisSize(mesh, axis);
+          if (k == factors.size() || remaining % n != 0)
+            break;
+          split[k].push_back(axis);
+          remaining /= n;
+        }
+      }
+      for (auto [k, f] : llvm::enumerate(factors))
+        if (!split[k].empty())
+          candidates[f].push_back({split[k], ds.priority, elements,
+                                   unsigned(t), ds.origin});
+    }
+  }
+
+  // Choose per factor; a mesh axis goes to one factor of the op only.
+  SmallVector<Axes, 8> chosen(numFactors);
+  SmallVector<const Candidate *, 8> winner(numFactors, nullptr);
+  llvm::SmallDenseSet<StringAttr, 8> used;
+  for (int64_t f = 0; f < numFactors; ++f) {
+    auto &cands = candidates[f];
+    if (cands.empty() || rule.isNeedReplication(f))
+      continue;
+    llvm::stable_sort(cands, [](const Candidate &a, const Candidate &b) {
+      if (a.priority != b.priority)
+        return a.priority < b.priority;
+      if (a.size != b.size)
+        return a.size > b.size;
+      return a.tensor < b.tensor;
+    });
+    const Candidate *best = &cands.front();
+    Axes axes = best->axes;
+    for (const Candidate &c : ArrayRef(cands).drop_front()) {
+      if (isPrefix(axes, c.axes)) {
+        axes = c.axes;
+        continue;
+      }
+      if (isPrefix(c.axes, axes))
+        continue;
+      if (options.explain) {
+        std::string reason =
+            best->priority != c.priority
+                ? "higher priority"
+                : best->size != c.size ? "larger tensor (" +
+                                             std::to_string(best->size) +
+                                             " vs " + std::to_string(c.size) +
+                                             " elements)"
+                                       : "earlier operand";
+        auto side = [&](const Candidate &x) {
+          unsigned nOperands = op->getNumOperands();
+          return str(x.axes) + " of " +
+                 (x.tensor < nOperands
+                      ? "operand #" + std::to_string(x.tensor)
+                      : "result #" + std::to_string(x.tensor - nOperands)) +
+                 (x.priority == kNoPriority
+                      ? ""
+                      : " (p" + std::to_string(x.priority) + ")");
+        };
+        conflicts.push_back({op, f, side(*best), side(c), reason});
+      }
+    }
+    Axes kept;
+    for (StringAttr a : axes) {
+      if (used.contains(a))
+        break;
+      kept.push_back(a);
+    }
+    for (StringAttr a : kept)
+      used.insert(a);
+    chosen[f] = std::move(kept);
+    winner[f] = best;
+  }
+
+  // Project back: extend open dimensions whose sharding is a prefix.
+  for (auto [t, v] : llvm::enumerate(tensors)) {
+    ArrayRef<DimMappingAttr> dims = mappings[t].getDims();
+    TensorState *state = nullptr;
+    bool updated = false;
+    for (auto [d, dim] : llvm::enumerate(dims)) {
+      Axes want;
+      const Candidate *source = nullptr;
+      for (int64_t f : dim.getFactors()) {
+        llvm::append_range(want, chosen[f]);
+        if (!source && !chosen[f].empty())
+          source = winner[f];
+      }
+      if (want.empty())
+        continue;
+      if (!state)
+        state = &stateOf(v);
+      DimState &cur = state->dims[d];
+      if (cur.closed || want.size() <= cur.axes.size() ||
+          !isPrefix(cur.axes, want))
+        continue;
+      // Never use an axis twice in one tensor.
+      llvm::SmallDenseSet<StringAttr, 8> elsewhere;
+      for (auto [e, other] : llvm::enumerate(state->dims))
+        if (e != d)
+          elsewhere.insert(other.axes.begin(), other.axes.end());
+      Axes fit;
+      for (StringAttr a : want) {
+        if (elsewhere.contains(a))
+          break;
+        fit.push_back(a);
+      }
+      if (fit.size() <= cur.axes.size())
+        continue;
+      cur.axes = std::move(fit);
+      cur.priority = source->priority;
+      const Origin *root = source->origin;
+      cur.origin = newOrigin({root ? root->root : "propagation",
+                              tensors[source->tensor], op});
+      state->mesh = mesh;
+      updated = true;
+    }
+    if (updated)
+      changed.push_back(v);
+  }
+}
+
+bool Propagator::runWorklist(func::FuncOp func, bool pointwiseOnly) {
+  // First in, first out, starting in program order: shardings flow forward
+  // from the arguments before they flow back from later constraints.
+  std::deque<Operation *> worklist;
+  llvm::DenseSet<Operation *> queued;
+  auto enqueue = [&](Operation *op) {
+    if (OpShardingRuleAttr rule = ruleOf(op))
+      if ((!pointwiseOnly || rule.isPointwise()) && queued.insert(op).second)
+        worklist.push_back(op);
+  };
+  func.walk([&](Operation *op) { enqueue(op); });
+  bool any = false;
+  SmallVector<Value, 8> changed;
+  while (!worklist.empty()) {
+    Operation *op = worklist.front();
+    worklist.pop_front();
+    queued.erase(op);
+    changed.clear();
+    propagate(op, changed);
+    for (Value v : changed) {
+      any = true;
+      if (Operation *def = v.getDefiningOp())
+        enqueue(def);
+      for (Operation *user : v.getUsers())
+        enqueue(user);
+    }
+  }
+  return any;
+}
+
+ShardingAttr toAttr(MLIRContext *ctx, FlatSymbolRefAttr mesh,
+                    const TensorState *state, int64_t rank) {
+  SmallVector<DimShardingAttr> dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!state) {
+      dims.push_back(DimShardingAttr::get(ctx, {}, true, std::nullopt));
+      continue;
+    }
+    const DimState &ds = state->dims[d];
+    std::optional<int64_t> priority;
+    if (ds.user && ds.priority != kNoPriority)
+      priority = ds.priority;
+    dims.push_back(DimShardingAttr::get(ctx, ds.axes, !ds.closed, priority));
+  }
+  return ShardingAttr::get(ctx, mesh, dims);
+}
+
+void Propagator::writeBack(func::FuncOp func) {
+  MLIRContext *ctx = module.getContext();
+  // The function's mesh: the one its values use, else the module's only one.
+  FlatSymbolRefAttr mesh;
+  auto consider = [&](Value v) {
+    if (auto it = states.find(v); !mesh && it != states.end())
+      mesh = it->second.mesh;
+  };
+  for (Value a : func.getArguments())
+    consider(a);
+  func.walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      consider(r);
+  });
+  if (!mesh && meshes.size() == 1)
+    mesh = FlatSymbolRefAttr::get(
+        cast<StringAttr>(meshes.begin()->first));
+  if (!mesh)
+    return;
+  auto shardingOf = [&](Value v) -> ShardingAttr {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type)
+      return {};
+    auto it = states.find(v);
+    const TensorState *state =
+        it != states.end() && it->second.mesh ? &it->second : nullptr;
+    return toAttr(ctx, state ? state->mesh : mesh, state, type.getRank());
+  };
+  StringRef attrName = TesselDialect::kShardingAttrName;
+  for (BlockArgument arg : func.getArguments())
+    if (ShardingAttr s = shardingOf(arg))
+      func.setArgAttr(arg.getArgNumber(), attrName, s);
+  func.walk([&](Operation *op) {
+    if (op->getNumResults() == 0 || isa<func::CallOp>(op))
+      return;
+    SmallVector<Attribute> perResult;
+    for (Value r : op->getResults())
+      if (ShardingAttr s = shardingOf(r))
+        perResult.push_back(s);
+    if (perResult.size() != op->getNumResults())
+      return;
+    if (perResult.size() == 1)
+      op->setAttr(attrName, perResult.front());
+    else
+      op->setAttr(attrName, ArrayAttr::get(ctx, perResult));
+  });
+  for (Block &block : func.getBody())
+    if (auto ret = dyn_cast<func::ReturnOp>(block.getTerminator()))
+      for (OpOperand &operand : ret->getOpOperands())
+        if (!func.getResultAttr(operand.getOperandNumber(), attrName))
+          if (ShardingAttr s = shardingOf(operand.get()))
+            func.setResultAttr(operand.getOperandNumber(), attrName, s);
+}
+
+void Propagator::printExplanation(func::FuncOp func) {
+  llvm::raw_ostream &os = *options.explain;
+  os << "// Sharding propagation for @" << func.getSymName() << "\n";
+  auto describe = [&](Value v, StringRef what) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type)
+      return;
+    auto it = states.find(v);
+    os << name(v) << " (" << what << "): ";
+    if (it == states.end() || !it->second.mesh) {
+      os << "replicated (nothing reached it)\n";
+      return;
+    }
+    const TensorState &state = it->second;
+    os << toAttr(module.getContext(), state.mesh, &state, type.getRank())
+       << "\n";
+    for (auto [d, ds] : llvm::enumerate(state.dims)) {
+      if (ds.axes.empty() || !ds.origin)
+        continue;
+      os << "    dim " << d << " " << str(ds.axes) << ": ";
+      if (!ds.origin->via) {
+        os << "user annotation, " << ds.origin->root << "\n";
+        continue;
+      }
+      os << "from " << name(ds.origin->from) << " through '"
+         << ds.origin->via->getName() << "' ("
+         << locString(ds.origin->via->getLoc()) << "); origin: "
+         << ds.origin->root << "\n";
+    }
+  };
+  for (BlockArgument arg : func.getArguments())
+    describe(arg, "argument #" + std::to_string(arg.getArgNumber()));
+  func.walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      describe(r, op->getName().getStringRef());
+    // A sharded reduction factor leaves the results partial.
+    OpShardingRuleAttr rule = ruleOf(op);
+    if (!rule)
+      return;
+    Axes partial;
+    for (auto [t, m] : llvm::enumerate(rule.getOperands())) {
+      auto it = states.find(op->getOperand(t));
+      if (it == states.end())
+        continue;
+      for (auto [d, dim] : llvm::enumerate(m.getDims()))
+        if (dim.getFactors().size() == 1 &&
+            rule.isReduction(dim.getFactors()[0]))
+          for (StringAttr a : it->second.dims[d].axes)
+            if (!llvm::is_contained(partial, a))
+              partial.push_back(a);
+    }
+    if (!partial.empty())
+      os << "    partial: the results of '" << op->getName()
+         << "' are unreduced sums over " << str(partial)
+         << " (a sharded reduction factor)\n";
+  });
+  for (const Conflict &c : conflicts) {
+    if (c.op->getParentOfType<func::FuncOp>() != func)
+      continue;
+    os << "conflict at '" << c.op->getName() << "' ("
+       << locString(c.op->getLoc()) << "), factor " << c.factor << ": kept "
+       << c.kept << " over " << c.dropped << ": " << c.reason << "\n";
+  }
+}
+
+LogicalResult Propagator::run() {
+  for (MeshOp mesh : module.getOps<MeshOp>())
+    meshes[mesh.getSymNameAttr()] = mesh;
+  for (func::FuncOp func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal() || func->hasAttr(TesselDialect::kSpmdAttrName))
+      continue;
+    WalkResult check = func.walk([&](Operation *op) {
+      return failed(checkOp(op)) ? WalkResult::interrupt()
+                                 : WalkResult::advance();
+    });
+    if (check.wasInterrupted() || failed(seedFunction(func)))
+      return failure();
+    // Priorities in order; annotations without one come last.
+    std::set<int64_t> priorities = {kNoPriority};
+    for (auto &[v, state] : states)
+      for (const DimState &d : state.dims)
+        if (d.user)
+          priorities.insert(d.priority);
+    for (int64_t p : priorities) {
+      phase = p;
+      bool changed = true;
+      while (changed) {
+        changed = runWorklist(func, /*pointwiseOnly=*/true);
+        changed |= runWorklist(func, /*pointwiseOnly=*/false);
+      }
+    }
+    writeBack(func);
+    if (options.explain)
+      printExplanation(func);
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::tessel::propagateShardings(ModuleOp module,
+                                               const PropagationOptions &options) {
+  return Propagator(module, options).run();
+}

@@ -1,0 +1,163 @@
+// RUN: tessel-opt %s --split-input-file --tessel-propagate | FileCheck %s
+
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+
+// Tests pass-through factors forward and backward: an elementwise chain
+// takes the argument's sharding, and an annotated result flows back to an
+// unannotated argument.
+// CHECK-LABEL: func.func @pass_through
+// CHECK-SAME: %{{.*}}: tensor<8x16xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp"}, {}]>}
+// CHECK-SAME: %{{.*}}: tensor<8x16xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp", ?}, {"tp", ?}]>}
+// CHECK: tessel.exp {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"dp", ?}, {"tp", ?}]>}
+// CHECK: tessel.add {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"dp", ?}, {"tp"}]>}
+func.func @pass_through(%a: tensor<8x16xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp"}, {}]>},
+                        %b: tensor<8x16xf32>)
+    -> (tensor<8x16xf32> {tessel.sharding = #tessel.sharding<@mesh, [{?}, {"tp"}]>}) {
+  %0 = tessel.exp %b : tensor<8x16xf32>
+  %1 = tessel.add %0, %a : tensor<8x16xf32>
+  return %1 : tensor<8x16xf32>
+}
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+
+// Tests a reduction factor: the contracting dimension's sharding passes
+// between the operands but not to the result (which is partial).
+// CHECK-LABEL: func.func @reduction
+// CHECK-SAME: {tessel.sharding = #tessel.sharding<@mesh, [{}, {"tp"}]>}
+// CHECK-SAME: {tessel.sharding = #tessel.sharding<@mesh, [{"tp", ?}, {?}]>}
+// CHECK: tessel.dot_general {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{?}, {?}]>}
+// CHECK: tessel.reduce sum {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{?}]>}
+func.func @reduction(%x: tensor<8x16xf32> {tessel.sharding = #tessel.sharding<@mesh, [{}, {"tp"}]>},
+                     %w: tensor<16x4xf32>) -> tensor<8xf32> {
+  %0 = tessel.dot_general %x, %w, batching = [] x [], contracting = [1] x [0] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %1 = tessel.reduce sum %0, dims = [1] : (tensor<8x4xf32>) -> tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+
+// Tests need-replication factors: softmax's dimension, top_k's last
+// dimension and a sliced dimension never receive a sharding, while the
+// other dimensions pass through.
+// CHECK-LABEL: func.func @need_replication
+// CHECK: tessel.softmax {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"dp", ?}, {?}]>}
+// CHECK: tessel.top_k {{.*}}{tessel.sharding = [#tessel.sharding<@mesh, [{"dp", ?}, {?}]>, #tessel.sharding<@mesh, [{"dp", ?}, {?}]>]}
+// CHECK: tessel.slice {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"dp", ?}, {?}]>}
+func.func @need_replication(%x: tensor<8x16xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp"}, {"tp"}]>})
+    -> (tensor<8x16xf32>, tensor<8x2xf32>, tensor<8x4xf32>) {
+  %0 = tessel.softmax %x, dim = 1 : tensor<8x16xf32>
+  %v, %i = tessel.top_k %x, k = 2 : (tensor<8x16xf32>) -> (tensor<8x2xf32>, tensor<8x2xi32>)
+  %s = tessel.slice %x, start = [0, 0], limit = [8, 4], strides = [1, 1] : (tensor<8x16xf32>) -> tensor<8x4xf32>
+  return %0, %v, %s : tensor<8x16xf32>, tensor<8x2xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+
+// Tests that a reshape splits a dimension's axes over its factors: [8, 32]
+// with tp on 32 -> [8, 4, 8] puts tp on the 4 (heads), and back.
+// CHECK-LABEL: func.func @reshape_factors
+// CHECK: tessel.reshape {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{?}, {"tp", ?}, {?}]>}
+// CHECK: tessel.transpose {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"tp", ?}, {?}, {?}]>}
+func.func @reshape_factors(%x: tensor<8x32xf32> {tessel.sharding = #tessel.sharding<@mesh, [{}, {"tp"}]>}) -> tensor<4x8x8xf32> {
+  %0 = tessel.reshape %x : (tensor<8x32xf32>) -> tensor<8x4x8xf32>
+  %1 = tessel.transpose %0, permutation = [1, 0, 2] : (tensor<8x4x8xf32>) -> tensor<4x8x8xf32>
+  return %1 : tensor<4x8x8xf32>
+}
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+
+// Tests that closed dimensions are never changed, even where the other
+// operand would extend them, while open ones are.
+// CHECK-LABEL: func.func @closed_untouched
+// CHECK-SAME: {tessel.sharding = #tessel.sharding<@mesh, [{}, {}]>}
+// CHECK-SAME: {tessel.sharding = #tessel.sharding<@mesh, [{"dp"}, {"tp"}]>}
+// CHECK-SAME: {tessel.sharding = #tessel.sharding<@mesh, [{"dp", ?}, {"tp", ?}]>}
+func.func @closed_untouched(%a: tensor<8x16xf32> {tessel.sharding = #tessel.sharding<@mesh, [{}, {}]>},
+                            %b: tensor<8x16xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp"}, {"tp"}]>},
+                            %c: tensor<8x16xf32> {tessel.sharding = #tessel.sharding<@mesh, [{?}, {?}]>}) -> tensor<8x16xf32> {
+  %0 = tessel.add %a, %b : tensor<8x16xf32>
+  %1 = tessel.add %0, %c : tensor<8x16xf32>
+  return %1 : tensor<8x16xf32>
+}
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+
+// Tests priorities: p0 propagates before p1, so the shared value takes the
+// p0 sharding even though the p1 operand is larger.
+// CHECK-LABEL: func.func @priorities
+// CHECK: tessel.add {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"tp", ?}]>}
+// CHECK: tessel.broadcast_in_dim {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"tp", ?}, {?}]>}
+// CHECK: tessel.add {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"tp", ?}, {?}]>}
+func.func @priorities(%small: tensor<8xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"tp"}p0]>},
+                      %big: tensor<8x64xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp"}p1, {}]>})
+    -> tensor<8x64xf32> {
+  %0 = tessel.add %small, %small : tensor<8xf32>
+  %1 = tessel.broadcast_in_dim %0, dims = [0] : (tensor<8xf32>) -> tensor<8x64xf32>
+  %2 = tessel.add %1, %big : tensor<8x64xf32>
+  return %2 : tensor<8x64xf32>
+}
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+
+// Tests the size heuristic without priorities: operands disagree; the
+// larger tensor's sharding wins on the result.
+// CHECK-LABEL: func.func @conflict_by_size
+// CHECK: tessel.dot_general {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"dp", ?}, {?}]>}
+func.func @conflict_by_size(%x: tensor<64x16xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp"}, {}]>},
+                            %w: tensor<16x4xf32> {tessel.sharding = #tessel.sharding<@mesh, [{}, {"dp"}]>}) -> tensor<64x4xf32> {
+  %0 = tessel.dot_general %x, %w, batching = [] x [], contracting = [1] x [0] : (tensor<64x16xf32>, tensor<16x4xf32>) -> tensor<64x4xf32>
+  return %0 : tensor<64x4xf32>
+}
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+
+// Tests that an axis is never used twice in one tensor: dp reaches both
+// dimensions of the add; only the first keeps it.
+// CHECK-LABEL: func.func @axis_once
+// CHECK: tessel.add {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"dp", ?}, {?}]>}
+func.func @axis_once(%a: tensor<8x8xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp"}, {?}]>},
+                     %b: tensor<8x8xf32> {tessel.sharding = #tessel.sharding<@mesh, [{?}, {"dp"}]>}) -> tensor<8x8xf32> {
+  %0 = tessel.add %a, %b : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+
+// Tests that values nothing reaches are replicated (open) on the mesh, and
+// that scalars get an empty sharding.
+// CHECK-LABEL: func.func @unreached
+// CHECK-SAME: {tessel.sharding = #tessel.sharding<@mesh, [{?}]>}
+// CHECK: tessel.reduce sum {{.*}}{tessel.sharding = #tessel.sharding<@mesh, []>}
+func.func @unreached(%a: tensor<8xf32>) -> tensor<f32> {
+  %0 = tessel.reduce sum %a, dims = [0] : (tensor<8xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+
+// Tests several axes on one dimension and their extension.
+// CHECK-LABEL: func.func @multi_axis
+// CHECK-SAME: {tessel.sharding = #tessel.sharding<@mesh, [{"dp", "tp", ?}]>}
+// CHECK: tessel.neg {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"dp", "tp"}]>}
+func.func @multi_axis(%a: tensor<64xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp", ?}]>}) -> (tensor<64xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp", "tp"}]>}) {
+  %0 = tessel.neg %a : tensor<64xf32>
+  return %0 : tensor<64xf32>
+}
