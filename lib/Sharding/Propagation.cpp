@@ -44,7 +44,8 @@ struct DimState {
   Axes axes;
   bool closed = false;
   bool user = false;
-  int64_t priority = kNoPriority;
+  int64_t priority = kNoPriority;     ///< for ranking: the user's or inherited
+  int64_t userPriority = kNoPriority; ///< as annotated (what is printed)
   const Origin *origin = nullptr;
 };
 
@@ -160,12 +161,14 @@ LogicalResult Propagator::seed(Value v, ShardingAttr sharding, Location loc,
       cur.closed |= ds.isClosed();
       cur.priority = std::min(cur.priority,
                               ds.getPriority().value_or(kNoPriority));
+      cur.userPriority = cur.priority;
       continue;
     }
     cur.axes = axes;
     cur.closed = ds.isClosed();
     cur.user = true;
     cur.priority = ds.getPriority().value_or(kNoPriority);
+    cur.userPriority = cur.priority;
     cur.origin = origin;
   }
   return success();
@@ -183,8 +186,11 @@ LogicalResult Propagator::seedFunction(func::FuncOp func) {
         return failure();
   WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
     if (auto c = dyn_cast<ShardingConstraintOp>(op))
-      return failure(failed(seed(c.getResult(), c.getSharding(), op->getLoc(),
-                                 "the sharding_constraint")));
+      if (failed(seed(c.getResult(), c.getSharding(), op->getLoc(),
+                      "the sharding_constraint")))
+        return failure();
+    // A sharding already on an op (a user's, or an earlier run's) is where
+    // its results start.
     Attribute attr = op->getAttr(attrName);
     if (!attr || op->getNumResults() == 0)
       return success();
@@ -313,10 +319,10 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
     }
   }
 
-  // Choose per factor; a mesh axis goes to one factor of the op only.
+  // Choose per factor. (A mesh axis chosen for two factors reaches no
+  // tensor twice: projection below keeps each tensor's axes distinct.)
   SmallVector<Axes, 8> chosen(numFactors);
   SmallVector<const Candidate *, 8> winner(numFactors, nullptr);
-  llvm::SmallDenseSet<StringAttr, 8> used;
   for (int64_t f = 0; f < numFactors; ++f) {
     auto &cands = candidates[f];
     if (cands.empty() || rule.isNeedReplication(f))
@@ -359,15 +365,7 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
         conflicts.push_back({op, f, side(*best), side(c), reason});
       }
     }
-    Axes kept;
-    for (StringAttr a : axes) {
-      if (used.contains(a))
-        break;
-      kept.push_back(a);
-    }
-    for (StringAttr a : kept)
-      used.insert(a);
-    chosen[f] = std::move(kept);
+    chosen[f] = std::move(axes);
     winner[f] = best;
   }
 
@@ -377,12 +375,23 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
     TensorState *state = nullptr;
     bool updated = false;
     for (auto [d, dim] : llvm::enumerate(dims)) {
+      // A dimension made of several factors is split major to minor: a
+      // minor factor's axes count only if every more major factor is fully
+      // split (else the dimension sharding cannot express them).
       Axes want;
       const Candidate *source = nullptr;
       for (int64_t f : dim.getFactors()) {
-        llvm::append_range(want, chosen[f]);
+        int64_t product = 1;
+        for (StringAttr a : chosen[f]) {
+          if (llvm::is_contained(want, a))
+            break;
+          want.push_back(a);
+          product *= axisSize(mesh, a);
+        }
         if (!source && !chosen[f].empty())
           source = winner[f];
+        if (product != sizes[f])
+          break;
       }
       if (want.empty())
         continue;
@@ -457,9 +466,13 @@ ShardingAttr toAttr(MLIRContext *ctx, FlatSymbolRefAttr mesh,
       continue;
     }
     const DimState &ds = state->dims[d];
+    // The user's priority, or the one a propagated dimension inherited: a
+    // second run then ranks conflicts exactly as the first (idempotence).
     std::optional<int64_t> priority;
-    if (ds.user && ds.priority != kNoPriority)
-      priority = ds.priority;
+    int64_t p = ds.user && ds.priority == kNoPriority ? ds.userPriority
+                                                       : ds.priority;
+    if (!ds.axes.empty() && p != kNoPriority)
+      priority = p;
     dims.push_back(DimShardingAttr::get(ctx, ds.axes, !ds.closed, priority));
   }
   return ShardingAttr::get(ctx, mesh, dims);

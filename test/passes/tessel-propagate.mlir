@@ -94,10 +94,12 @@ tessel.mesh @mesh ["dp"=2, "tp"=4]
 
 // Tests priorities: p0 propagates before p1, so the shared value takes the
 // p0 sharding even though the p1 operand is larger.
+// Propagated dimensions carry the priority of the annotation they came from,
+// so that a second run ranks conflicts the same way.
 // CHECK-LABEL: func.func @priorities
-// CHECK: tessel.add {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"tp", ?}]>}
-// CHECK: tessel.broadcast_in_dim {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"tp", ?}, {?}]>}
-// CHECK: tessel.add {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"tp", ?}, {?}]>}
+// CHECK: tessel.add {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"tp", ?}p0]>}
+// CHECK: tessel.broadcast_in_dim {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"tp", ?}p0, {?}]>}
+// CHECK: tessel.add {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"tp", ?}p0, {?}]>}
 func.func @priorities(%small: tensor<8xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"tp"}p0]>},
                       %big: tensor<8x64xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp"}p1, {}]>})
     -> tensor<8x64xf32> {
