@@ -18,6 +18,7 @@ for seed in "${SEEDS[@]}"; do
     --seed-file "$ROOT/test/dialects/tessel/invalid.mlir" \
     --seed-file "$ROOT/test/passes/tessel-strip-shardings.mlir" \
     --seed-file "$ROOT/examples/mlp.mlir" \
+    --seed-file "$ROOT/test/passes/tessel-propagate.mlir" \
     --mutants "$MUTANTS" --seed "$seed" --out "$OUT/seed-$seed" || status=1
 done
 exit $status

@@ -5,6 +5,8 @@
 #include "tessel/dialects/tessel/TesselOps.h"
 #include "tessel/interpreter/Interpreter.h"
 
+#include <set>
+
 using namespace mlir;
 using namespace mlir::tessel;
 using namespace ::tessel;
@@ -30,10 +32,14 @@ std::string ti::resultName(func::FuncOp func, unsigned index) {
   return "result" + std::to_string(index);
 }
 
-/// The number of rows `value` indexes at `use`, or -1.
-static int64_t indexedSize(OpOperand &use) {
+/// The number of rows `value` indexes at `use`, or -1. In an SPMD function
+/// an argument's global size counts (the indices are global).
+static int64_t indexedSize(func::FuncOp func, OpOperand &use) {
   Operation *user = use.getOwner();
-  auto dim = [](Value v, int64_t d) {
+  auto dim = [&](Value v, int64_t d) {
+    if (auto arg = dyn_cast<BlockArgument>(v);
+        arg && arg.getOwner()->getParentOp() == func)
+      return ti::globalArgType(func, arg.getArgNumber()).getDimSize(d);
     return cast<RankedTensorType>(v.getType()).getDimSize(d);
   };
   if (auto g = dyn_cast<GatherOp>(user);
@@ -71,7 +77,7 @@ llvm::Expected<InitSpec> ti::initSpecFor(func::FuncOp func,
     int64_t bound = -1;
     if (!func.isExternal())
       for (OpOperand &use : func.getArgument(index).getUses()) {
-        int64_t n = indexedSize(use);
+        int64_t n = indexedSize(func, use);
         if (n > 0 && (bound < 0 || n < bound))
           bound = n;
       }
@@ -86,6 +92,20 @@ llvm::Expected<std::vector<HostTensor>>
 ti::makeInputs(func::FuncOp func, uint64_t seed, const NamedTensors *given,
                    llvm::StringRef source) {
   std::vector<HostTensor> inputs;
+  if (given) {
+    std::set<std::string> names;
+    for (unsigned a = 0; a < func.getNumArguments(); ++a)
+      names.insert(argName(func, a));
+    for (const auto &[name, t] : given->tensors)
+      if (!names.count(name)) {
+        std::string known;
+        for (const std::string &n : names)
+          known += (known.empty() ? "" : ", ") + n;
+        return fail(source + ": tensor '" + name +
+                    "' matches no argument of @" + func.getSymName() +
+                    " (arguments: " + known + ")");
+      }
+  }
   for (unsigned a = 0; a < func.getNumArguments(); ++a) {
     RankedTensorType type = globalArgType(func, a);
     llvm::Expected<DType> dt = dtypeOf(type);
@@ -93,11 +113,11 @@ ti::makeInputs(func::FuncOp func, uint64_t seed, const NamedTensors *given,
       return dt.takeError();
     std::string name = argName(func, a);
     if (const HostTensor *t = given ? given->find(name) : nullptr) {
-      HostTensor expected(*dt, type.getShape());
-      if (t->dtype != *dt || t->shape != expected.shape)
+      if (t->dtype != *dt || ArrayRef<int64_t>(t->shape) != type.getShape())
         return fail(source + ": tensor '" + name + "' is " + t->typeString() +
                     " but argument #" + Twine(a) + " of @" +
-                    func.getSymName() + " needs " + expected.typeString());
+                    func.getSymName() + " needs " +
+                    typeString(*dt, type.getShape()));
       inputs.push_back(*t);
       continue;
     }

@@ -593,9 +593,12 @@ HostTensor kernels::reduceAll(ArrayRef<const HostTensor *> xs,
       double acc = xs[0]->f[k];
       for (size_t j = 1; j < xs.size(); ++j) {
         double v = xs[j]->f[k];
-        acc = kind == Reduction::Max   ? std::max(acc, v)
-              : kind == Reduction::Min ? std::min(acc, v)
-                                       : acc + v;
+        if (kind != Reduction::Sum && (std::isnan(acc) || std::isnan(v)))
+          acc = std::nan(""); // max/min propagate NaN, as tessel.max does
+        else
+          acc = kind == Reduction::Max   ? std::max(acc, v)
+                : kind == Reduction::Min ? std::min(acc, v)
+                                         : acc + v;
       }
       r.f[k] = roundToFloat(r.dtype, acc);
     } else {

@@ -6,6 +6,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cstdio>
 #include <thread>
 
 using namespace mlir;
@@ -13,6 +14,12 @@ using namespace mlir::tessel;
 using namespace ::tessel;
 using namespace ::tessel::interp;
 namespace ti = ::tessel::interp;
+
+static std::string num(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.9g", v);
+  return buffer;
+}
 
 static llvm::Error fail(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -70,6 +77,25 @@ RankedTensorType ti::globalArgType(func::FuncOp func, unsigned index) {
 RankedTensorType ti::globalResultType(func::FuncOp func, unsigned index) {
   return globalType(func, func.getResultAttrDict(index),
                     func.getResultTypes()[index]);
+}
+
+/// Checks that `local` is the block of `global` its sharding implies: each
+/// dimension ceil(global / devices splitting it).
+static llvm::Error checkBlocks(const MeshShape &mesh,
+                               const std::vector<std::vector<std::string>> &axes,
+                               RankedTensorType local, RankedTensorType global,
+                               const std::string &what) {
+  for (int64_t d = 0; d < local.getRank(); ++d) {
+    int64_t n = mesh.groupSize(axes[d]);
+    int64_t expected = (global.getDimSize(d) + n - 1) / n;
+    if (local.getDimSize(d) != expected)
+      return fail(llvm::formatv("{0}: dimension {1} has local size {2}, but a "
+                                "global size of {3} over {4} devices needs "
+                                "blocks of {5}",
+                                what, d, local.getDimSize(d),
+                                global.getDimSize(d), n, expected));
+  }
+  return llvm::Error::success();
 }
 
 namespace {
@@ -131,12 +157,14 @@ ti::runSpmd(func::FuncOp func, const std::vector<HostTensor> &globalArgs) {
       return fail(llvm::formatv("argument #{0} of @{1} must have global shape "
                                 "{2}, got {3}",
                                 a, func.getSymName(),
-                                HostTensor(global.dtype, gType.getShape())
-                                    .typeString(),
+                                typeString(global.dtype, gType.getShape()),
                                 global.typeString()));
     auto axes = dimAxes(func.getArgAttrOfType<ShardingAttr>(
                             a, TesselDialect::kShardingAttrName),
                         localType.getRank());
+    if (llvm::Error err = checkBlocks(*mesh, axes, localType, gType,
+                                      "argument #" + std::to_string(a)))
+      return std::move(err);
     for (int64_t dev = 0; dev < numDevices; ++dev) {
       HostTensor local(global.dtype, localType.getShape());
       forEachLocal(blockOf(*mesh, dev, axes, localType.getShape()),
@@ -173,7 +201,9 @@ ti::runSpmd(func::FuncOp func, const std::vector<HostTensor> &globalArgs) {
       std::string message = llvm::toString(results[dev].takeError());
       if (message.find("aborted because another rank failed") ==
           std::string::npos)
-        errors += llvm::formatv("device {0}: {1}\n", dev, message).str();
+        errors += llvm::formatv("{0}device {1}: {2}", errors.empty() ? "" : "\n",
+                                dev, message)
+                      .str();
     }
   if (!errors.empty())
     return fail(errors);
@@ -186,6 +216,9 @@ ti::runSpmd(func::FuncOp func, const std::vector<HostTensor> &globalArgs) {
     auto axes = dimAxes(func.getResultAttrOfType<ShardingAttr>(
                             r, TesselDialect::kShardingAttrName),
                         localType.getRank());
+    if (llvm::Error err = checkBlocks(*mesh, axes, localType, gType,
+                                      "result #" + std::to_string(r)))
+      return std::move(err);
     HostTensor global((*results[0])[r].dtype, gType.getShape());
     std::vector<int64_t> writer(global.size(), -1);
     std::string mismatch;
@@ -203,7 +236,8 @@ ti::runSpmd(func::FuncOp func, const std::vector<HostTensor> &globalArgs) {
                              "result #{0}: devices {1} and {2} hold "
                              "different values ({3} vs {4}) for replicated "
                              "element {5}",
-                             r, writer[g], dev, w, v, g);
+                             r, writer[g], dev,
+                             num(w), num(v), g);
                        return;
                      }
                      writer[g] = dev;

@@ -28,7 +28,7 @@ llvm::Error fail(const Twine &message) {
 }
 
 std::string normal(double std) {
-  return llvm::formatv("normal:{0}", std).str();
+  return llvm::formatv("normal:{0:e6}", std).str();
 }
 
 /// Causal self-attention on x [B, S, H] given q/k/v as [B, S, heads, hd].

@@ -106,7 +106,7 @@ FailureOr<ShardingAttr> shardingFor(MeshOp mesh, ArrayAttr logical,
   for (Attribute nameAttr : logical) {
     StringRef name = cast<StringAttr>(nameAttr).getValue();
     SmallVector<StringAttr> axes;
-    auto it = rules.axes.find(name);
+    auto it = rules.axes.find(name.str());
     if (it != rules.axes.end())
       for (const std::string &axis : it->second) {
         if (mesh.getAxisIndex(axis) < 0) {
@@ -135,6 +135,15 @@ LogicalResult mlir::tessel::applyLogicalRules(ModuleOp module, MeshOp mesh,
                                               const LogicalRules &rules) {
   StringRef tagName = TesselDialect::kLogicalAxesAttrName;
   StringRef shardingName = TesselDialect::kShardingAttrName;
+  // Every rule must name axes of the mesh, used by this model or not (a
+  // typo in an unused rule would otherwise go unnoticed).
+  for (const auto &entry : rules.axes)
+    for (const std::string &axis : entry.second)
+      if (mesh.getAxisIndex(axis) < 0)
+        return module.emitError()
+               << "logical axis rule '" << entry.first << "' maps to mesh axis '"
+               << axis << "', which mesh @" << mesh.getSymName()
+               << " does not have";
   WalkResult result = module.walk([&](Operation *op) -> WalkResult {
     if (auto func = dyn_cast<func::FuncOp>(op)) {
       for (unsigned i = 0; i < func.getNumArguments(); ++i) {
@@ -165,9 +174,15 @@ LogicalResult mlir::tessel::applyLogicalRules(ModuleOp module, MeshOp mesh,
       return WalkResult::interrupt();
     if (!*s)
       return WalkResult::advance();
+    // Already constrained by an earlier application: keep it (idempotence).
+    Value value = op->getResult(0);
+    if (value.hasOneUse())
+      if (auto existing =
+              dyn_cast<ShardingConstraintOp>(*value.getUsers().begin()))
+        if (existing.getSharding() == *s)
+          return WalkResult::advance();
     OpBuilder builder(op->getContext());
     builder.setInsertionPointAfter(op);
-    Value value = op->getResult(0);
     auto constraint =
         ShardingConstraintOp::create(builder, op->getLoc(), value, *s);
     value.replaceAllUsesExcept(constraint.getResult(), constraint);

@@ -26,9 +26,13 @@ HostTensor::HostTensor(DType dtype, llvm::ArrayRef<int64_t> shape)
     i.assign(size(), 0);
 }
 
-std::string HostTensor::typeString() const {
+std::string tessel::typeString(DType dtype, llvm::ArrayRef<int64_t> shape) {
   std::string s = name(dtype).str() + "[";
   for (size_t d = 0; d < shape.size(); ++d)
     s += (d ? ", " : "") + std::to_string(shape[d]);
   return s + "]";
+}
+
+std::string HostTensor::typeString() const {
+  return tessel::typeString(dtype, shape);
 }

@@ -117,7 +117,8 @@ llvm::Expected<NamedTensors> tessel::parseSafeTensors(llvm::StringRef bytes,
                   "tensor '{0}': {1} {2} needs {3} bytes but data_offsets "
                   "give {4}",
                   name, safetensorsName(*dtype),
-                  HostTensor(*dtype, {}).typeString(), expected, end - begin);
+                  typeString(*dtype, shape), expected,
+                  end - begin);
     HostTensor t(*dtype, shape);
     const uint8_t *src =
         reinterpret_cast<const uint8_t *>(data.data()) + begin;

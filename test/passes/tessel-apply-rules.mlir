@@ -1,6 +1,8 @@
 // RUN: tessel-opt %s --split-input-file --tessel-apply-rules="rules=%S/Inputs/megatron-rules.json" | FileCheck %s
 // RUN: tessel-opt %s --split-input-file --tessel-apply-rules="strategy=dp" | FileCheck %s --check-prefix=DP
+// RUN: tessel-opt %s --split-input-file --tessel-apply-rules="strategy=dp" --tessel-apply-rules="strategy=dp" | FileCheck %s --check-prefix=TWICE
 // RUN: not tessel-opt %s --split-input-file --tessel-apply-rules="rules=%S/Inputs/bad-rules.json" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not tessel-opt %s --split-input-file --tessel-apply-rules="rules=%S/Inputs/unused-typo-rules.json" 2>&1 | FileCheck %s --check-prefix=UNUSED
 // RUN: not tessel-opt %s --split-input-file --tessel-apply-rules 2>&1 | FileCheck %s --check-prefix=NONE
 
 tessel.mesh @mesh ["dp"=2, "tp"=2]
@@ -31,5 +33,14 @@ func.func @mlp(%x: tensor<8x4xf32> {tessel.logical_axes = ["batch", "embed"]},
   return %y : tensor<8x4xf32>
 }
 
+// Tests that applying the rules twice adds nothing the second time.
+// TWICE-LABEL: func.func @mlp
+// TWICE-COUNT-1: tessel.sharding_constraint
+// TWICE-NOT: tessel.sharding_constraint
+
 // BAD: bad-rules.json: rule 'batch' must map to a mesh axis, a list of mesh axes, or null
+// Tests that every rule is checked against the mesh, also rules the model
+// does not use ("kv_heads" here): a typo never passes silently.
+// UNUSED: error: logical axis rule 'kv_heads' maps to mesh axis 'mp', which mesh @mesh does not have
+
 // NONE: tessel-apply-rules needs exactly one of rules=FILE and strategy=NAME

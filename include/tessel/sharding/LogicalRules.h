@@ -15,14 +15,16 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
 namespace mlir::tessel {
 
 struct LogicalRules {
-  /// Logical axis -> mesh axes, major to minor (empty: replicated).
-  llvm::StringMap<std::vector<std::string>> axes;
+  /// Logical axis -> mesh axes, major to minor (empty: replicated). Ordered,
+  /// so that diagnostics are deterministic.
+  std::map<std::string, std::vector<std::string>, std::less<>> axes;
 };
 
 llvm::Expected<LogicalRules> parseLogicalRules(StringRef json,

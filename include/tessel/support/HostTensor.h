@@ -24,6 +24,9 @@ using Shape = llvm::SmallVector<int64_t, 4>;
 /// Number of elements of `shape`.
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
 
+/// "f32[4, 8]".
+std::string typeString(DType dtype, llvm::ArrayRef<int64_t> shape);
+
 /// Row-major strides of `shape`.
 Shape stridesOf(llvm::ArrayRef<int64_t> shape);
 

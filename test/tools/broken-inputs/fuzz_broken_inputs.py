@@ -9,8 +9,9 @@ Two sources of broken input:
     boundaries), and every mutant applies 1-3 random edits (delete a span,
     insert a token, change a number or a type, duplicate, drop or swap lines,
     truncate) drawn from a fixed RNG seed. A mutant may be valid; then
-    tessel-opt must exit 0. Mutants also run through passes
-    (--tessel-strip-shardings --canonicalize --cse) so folders see odd IR.
+    tessel-opt must exit 0. A third of the mutants also run through
+    --tessel-strip-shardings --canonicalize --cse (folders see odd IR), a
+    third through --tessel-propagate=explain=true.
 
 Any exit by signal, any exit code other than 0/1, any run over the time limit,
 or an exit 1 whose errors lack a location fails the test; the offending input
@@ -136,7 +137,8 @@ def main():
     parser.add_argument("--out", required=True, help="scratch directory")
     opts = parser.parse_args()
     os.makedirs(opts.out, exist_ok=True)
-    passes = ["--tessel-strip-shardings", "--canonicalize", "--cse"]
+    pipelines = [[], ["--tessel-strip-shardings", "--canonicalize", "--cse"],
+                 ["--tessel-propagate=explain=true"]]
 
     jobs = []  # (path, args, must_fail)
     if opts.hand_written:
@@ -152,7 +154,7 @@ def main():
         path = os.path.join(opts.out, "mutant-%d-%05d.mlir" % (opts.seed, i))
         with open(path, "w", encoding="utf-8", errors="surrogateescape") as fh:
             fh.write(text)
-        jobs.append((path, passes if i % 2 else [], False))
+        jobs.append((path, pipelines[i % len(pipelines)], False))
 
     failures = 0
     with concurrent.futures.ThreadPoolExecutor(opts.jobs) as pool:
