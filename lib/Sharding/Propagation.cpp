@@ -82,7 +82,7 @@ std::string locString(Location loc) {
 class Propagator {
 public:
   Propagator(ModuleOp module, const PropagationOptions &options)
-      : module(module), options(options), asmState(module) {}
+      : module(module), options(options) {}
 
   LogicalResult run();
 
@@ -109,9 +109,12 @@ private:
     return m ? m.getAxisSize(axis.getValue()) : 1;
   }
   std::string name(Value v) {
+    // Naming values walks the whole module: only for messages.
+    if (!asmState)
+      asmState = std::make_unique<AsmState>(module);
     std::string s;
     llvm::raw_string_ostream os(s);
-    v.printAsOperand(os, asmState);
+    v.printAsOperand(os, *asmState);
     return s;
   }
   const Origin *newOrigin(Origin o) {
@@ -121,7 +124,7 @@ private:
 
   ModuleOp module;
   const PropagationOptions &options;
-  AsmState asmState;
+  std::unique_ptr<AsmState> asmState;
   llvm::DenseMap<Attribute, MeshOp> meshes;
   llvm::DenseMap<Value, TensorState> states;
   llvm::DenseMap<Operation *, OpShardingRuleAttr> rules;
@@ -507,9 +510,16 @@ void Propagator::writeBack(func::FuncOp func) {
     return toAttr(ctx, state ? state->mesh : mesh, state, type.getRank());
   };
   StringRef attrName = TesselDialect::kShardingAttrName;
-  for (BlockArgument arg : func.getArguments())
+  // Set all argument attributes at once: setArgAttr per argument rebuilds
+  // the whole array each time (quadratic in the number of arguments).
+  SmallVector<DictionaryAttr> argAttrs;
+  for (BlockArgument arg : func.getArguments()) {
+    NamedAttrList attrs(func.getArgAttrDict(arg.getArgNumber()));
     if (ShardingAttr s = shardingOf(arg))
-      func.setArgAttr(arg.getArgNumber(), attrName, s);
+      attrs.set(attrName, s);
+    argAttrs.push_back(attrs.getDictionary(ctx));
+  }
+  func.setAllArgAttrs(argAttrs);
   func.walk([&](Operation *op) {
     if (op->getNumResults() == 0 || isa<func::CallOp>(op))
       return;
