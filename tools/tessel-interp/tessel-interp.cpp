@@ -32,33 +32,47 @@ using namespace mlir::tessel;
 using namespace ::tessel;
 namespace ti = ::tessel::interp;
 
+static llvm::cl::OptionCategory toolCategory("tessel-interp options");
+
 static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
                                             llvm::cl::desc("<program.mlir>"),
-                                            llvm::cl::init("-"));
+                                            llvm::cl::init("-"),
+                                            llvm::cl::cat(toolCategory));
 static llvm::cl::opt<std::string>
-    funcName("func", llvm::cl::desc("Function to run (default: @forward, "
-                                     "else the only function with a body)"));
-static llvm::cl::opt<uint64_t>
-    seed("seed", llvm::cl::desc("Seed for inputs not given"),
-         llvm::cl::init(0));
+    funcName("func",
+             llvm::cl::desc("Function to run (default: @forward, "
+                            "else the only function with a body)"),
+             llvm::cl::cat(toolCategory));
+static llvm::cl::opt<uint64_t> seed("seed",
+                                    llvm::cl::desc("Seed for inputs not given"),
+                                    llvm::cl::init(0),
+                                    llvm::cl::cat(toolCategory));
 static llvm::cl::opt<std::string>
-    inputsFile("inputs", llvm::cl::desc("safetensors file of inputs, by "
-                                        "argument name (tessel.name or argN)"));
+    inputsFile("inputs",
+               llvm::cl::desc("safetensors file of inputs, by "
+                              "argument name (tessel.name or argN)"),
+               llvm::cl::cat(toolCategory));
 static llvm::cl::opt<std::string>
-    saveFile("save", llvm::cl::desc("Write the outputs to this safetensors "
-                                    "file (by tessel.name or resultN)"));
+    saveFile("save",
+             llvm::cl::desc("Write the outputs to this safetensors "
+                            "file (by tessel.name or resultN)"),
+             llvm::cl::cat(toolCategory));
 static llvm::cl::opt<std::string> expectFile(
-    "expect", llvm::cl::desc("Compare the outputs with this safetensors file "
-                             "(by name); exit 1 on a mismatch"));
+    "expect",
+    llvm::cl::desc(
+        "Compare the outputs with this safetensors file "
+        "(by name, llvm::cl::cat(toolCategory)); exit 1 on a mismatch"));
 static llvm::cl::opt<double>
     relTol("rtol", llvm::cl::desc("Relative tolerance for --expect"),
-         llvm::cl::init(1e-5));
+           llvm::cl::init(1e-5), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<double>
     absTol("atol", llvm::cl::desc("Absolute tolerance for --expect"),
-         llvm::cl::init(1e-6));
+           llvm::cl::init(1e-6), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<bool>
-    printOutputs("print", llvm::cl::desc("Print each output's shape, first "
-                                         "values and checksums"));
+    printOutputs("print",
+                 llvm::cl::desc("Print each output's shape, first "
+                                "values and checksums"),
+                 llvm::cl::cat(toolCategory));
 
 static int failWith(const Twine &message) {
   llvm::errs() << "tessel-interp: " << message << "\n";
@@ -118,8 +132,8 @@ static int compareWith(const NamedTensors &outputs, llvm::StringRef path) {
       continue;
     }
     if (want->shape != got.shape || want->dtype != got.dtype) {
-      llvm::outs() << "MISMATCH " << name << ": " << got.typeString()
-                   << " vs " << want->typeString() << " in " << path << "\n";
+      llvm::outs() << "MISMATCH " << name << ": " << got.typeString() << " vs "
+                   << want->typeString() << " in " << path << "\n";
       ok = false;
       continue;
     }
@@ -140,8 +154,8 @@ static int compareWith(const NamedTensors &outputs, llvm::StringRef path) {
       bad += !(diff <= absTol + relTol * std::fabs(b));
     }
     llvm::outs() << (bad ? "MISMATCH " : "match ") << name
-                 << llvm::format(": max abs err %.3g, max rel err %.3g",
-                                 maxAbs, maxRel);
+                 << llvm::format(": max abs err %.3g, max rel err %.3g", maxAbs,
+                                 maxRel);
     if (bad)
       llvm::outs() << ", " << bad << " of " << got.size()
                    << " elements outside tolerance";
@@ -153,10 +167,12 @@ static int compareWith(const NamedTensors &outputs, llvm::StringRef path) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  llvm::cl::HideUnrelatedOptions(toolCategory);
   llvm::cl::ParseCommandLineOptions(
-      argc, argv, "Tessel reference interpreter\n\n"
-                  "Runs a function of tessel ops on host tensors; a "
-                  "tessel.spmd function runs as one thread per device.\n");
+      argc, argv,
+      "Tessel reference interpreter\n\n"
+      "Runs a function of tessel ops on host tensors; a "
+      "tessel.spmd function runs as one thread per device.\n");
 
   DialectRegistry registry;
   registry.insert<mlir::tessel::TesselDialect, func::FuncDialect>();
@@ -187,15 +203,14 @@ int main(int argc, char **argv) {
       return failWith(llvm::toString(read.takeError()));
     given = std::move(*read);
   }
-  llvm::Expected<std::vector<HostTensor>> inputs = ti::makeInputs(
-      func, seed, given ? &*given : nullptr, inputsFile);
+  llvm::Expected<std::vector<HostTensor>> inputs =
+      ti::makeInputs(func, seed, given ? &*given : nullptr, inputsFile);
   if (!inputs)
     return failWith(llvm::toString(inputs.takeError()));
 
   llvm::Expected<std::vector<HostTensor>> outputs =
-      succeeded(ti::spmdMesh(func))
-          ? ti::runSpmd(func, *inputs)
-          : ti::runFunction(func, std::move(*inputs));
+      succeeded(ti::spmdMesh(func)) ? ti::runSpmd(func, *inputs)
+                                    : ti::runFunction(func, std::move(*inputs));
   if (!outputs)
     return failWith(llvm::toString(outputs.takeError()));
 

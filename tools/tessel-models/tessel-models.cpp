@@ -25,45 +25,59 @@ using namespace mlir;
 using namespace mlir::tessel;
 
 namespace cl = llvm::cl;
-static cl::opt<std::string> kind(cl::Positional, cl::desc("<mlp|gpt|llama>"));
-static cl::opt<int64_t> layers("layers", cl::desc("Layers"), cl::init(2));
-static cl::opt<int64_t> hidden("hidden", cl::desc("Hidden size"),
-                               cl::init(128));
-static cl::opt<int64_t> heads("heads", cl::desc("Attention heads"),
-                              cl::init(4));
+static llvm::cl::OptionCategory toolCategory("tessel-models options");
+
+static cl::opt<std::string> kind(cl::Positional, cl::desc("<mlp|gpt|llama>"),
+                                 llvm::cl::cat(toolCategory));
+static cl::opt<int64_t> layers("layers", cl::desc("Layers"), cl::init(2),
+                               llvm::cl::cat(toolCategory));
+static cl::opt<int64_t> hidden("hidden", cl::desc("Hidden size"), cl::init(128),
+                               llvm::cl::cat(toolCategory));
+static cl::opt<int64_t> heads("heads", cl::desc("Attention heads"), cl::init(4),
+                              llvm::cl::cat(toolCategory));
 static cl::opt<int64_t> kvHeads("kv-heads",
                                 cl::desc("Key/value heads (llama; default: "
                                          "--heads)"),
-                                cl::init(0));
-static cl::opt<int64_t> ffn("ffn", cl::desc("FFN width (default: 4*hidden, "
-                                            "llama: ~8/3*hidden)"),
-                            cl::init(0));
-static cl::opt<int64_t> vocab("vocab",
-                              cl::desc("Vocabulary (mlp: classes)"),
-                              cl::init(256));
-static cl::opt<int64_t> seq("seq", cl::desc("Sequence length"), cl::init(64));
-static cl::opt<int64_t> batch("batch", cl::desc("Batch size"), cl::init(4));
-static cl::opt<std::string> dtype("dtype",
-                                  cl::desc("f32 | bf16 | f16 | f64"),
-                                  cl::init("f32"));
+                                cl::init(0), llvm::cl::cat(toolCategory));
+static cl::opt<int64_t> ffn("ffn",
+                            cl::desc("FFN width (default: 4*hidden, "
+                                     "llama: ~8/3*hidden)"),
+                            cl::init(0), llvm::cl::cat(toolCategory));
+static cl::opt<int64_t> vocab("vocab", cl::desc("Vocabulary (mlp: classes)"),
+                              cl::init(256), llvm::cl::cat(toolCategory));
+static cl::opt<int64_t> seq("seq", cl::desc("Sequence length"), cl::init(64),
+                            llvm::cl::cat(toolCategory));
+static cl::opt<int64_t> batch("batch", cl::desc("Batch size"), cl::init(4),
+                              llvm::cl::cat(toolCategory));
+static cl::opt<std::string> dtype("dtype", cl::desc("f32 | bf16 | f16 | f64"),
+                                  cl::init("f32"), llvm::cl::cat(toolCategory));
 static cl::opt<std::string>
-    tied("tied", cl::desc("Tie the LM head to the embedding: yes | no "
-                          "(default: yes for gpt, no for llama)"));
+    tied("tied",
+         cl::desc("Tie the LM head to the embedding: yes | no "
+                  "(default: yes for gpt, no for llama)"),
+         llvm::cl::cat(toolCategory));
 static cl::opt<std::string> lossKind("loss", cl::desc("mlp loss: ce | mse"),
-                                     cl::init("ce"));
+                                     cl::init("ce"),
+                                     llvm::cl::cat(toolCategory));
+static cl::opt<std::string> widths("widths",
+                                   cl::desc("mlp layer widths, e.g. 16,32,10"),
+                                   llvm::cl::cat(toolCategory));
 static cl::opt<std::string>
-    widths("widths", cl::desc("mlp layer widths, e.g. 16,32,10"));
+    meshSpec("mesh", cl::desc("Device mesh, e.g. \"dp=2,tp=4\""),
+             llvm::cl::cat(toolCategory));
 static cl::opt<std::string>
-    meshSpec("mesh", cl::desc("Device mesh, e.g. \"dp=2,tp=4\""));
+    strategy("strategy", cl::desc("Built-in sharding rules (needs --mesh)"),
+             llvm::cl::cat(toolCategory));
 static cl::opt<std::string>
-    strategy("strategy", cl::desc("Built-in sharding rules (needs --mesh)"));
-static cl::opt<std::string>
-    rulesFile("rules", cl::desc("Logical-axis rules JSON (needs --mesh)"));
+    rulesFile("rules", cl::desc("Logical-axis rules JSON (needs --mesh)"),
+              llvm::cl::cat(toolCategory));
 static cl::opt<std::string>
     printStrategy("print-strategy",
-                  cl::desc("Print a built-in strategy's rules and exit"));
+                  cl::desc("Print a built-in strategy's rules and exit"),
+                  llvm::cl::cat(toolCategory));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
-                                       cl::init("-"));
+                                       cl::init("-"),
+                                       llvm::cl::cat(toolCategory));
 
 static int failWith(const Twine &message) {
   llvm::errs() << "tessel-models: " << message << "\n";
@@ -89,8 +103,7 @@ static FailureOr<MeshOp> addMesh(ModuleOp module, StringRef spec) {
     sizes.push_back(n);
   }
   b.setInsertionPointToStart(module.getBody());
-  auto mesh = MeshOp::create(b, module.getLoc(), "mesh",
-                             b.getArrayAttr(names),
+  auto mesh = MeshOp::create(b, module.getLoc(), "mesh", b.getArrayAttr(names),
                              b.getDenseI64ArrayAttr(sizes), nullptr);
   if (failed(mesh.verify())) {
     mesh.erase();
@@ -101,12 +114,14 @@ static FailureOr<MeshOp> addMesh(ModuleOp module, StringRef spec) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  llvm::cl::HideUnrelatedOptions(toolCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "Emits reference models in the tessel dialect\n");
   if (!printStrategy.empty()) {
     StringRef text = builtinStrategyText(printStrategy);
     if (text.empty())
-      return failWith(llvm::toString(builtinStrategy(printStrategy).takeError()));
+      return failWith(
+          llvm::toString(builtinStrategy(printStrategy).takeError()));
     llvm::outs() << text;
     return 0;
   }
