@@ -1,15 +1,35 @@
 #!/usr/bin/env bash
-# The main job: install what is missing, build, then parse, verify and print
-# the annotated example model (examples/mlp.mlir) and its single-device form.
+# The main job: install what is missing, build, then
+#  1. verify and print the annotated example model (examples/mlp.mlir) and
+#     its single-device form;
+#  2. generate a small GPT, shard it for a dp=2 x tp=2 mesh by the built-in
+#     dp-tp rules, propagate the shardings (with their explanation summary),
+#     and run it in the reference interpreter: its loss at initialization is
+#     close to ln(vocab).
+# Later stages (partitioning, training steps, native code) extend this job.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 tessel_install_packages
 tessel_build
 
+BIN=$BUILD_DIR/bin
 MODEL=${1:-$TESSEL_ROOT/examples/mlp.mlir}
-OPT=$BUILD_DIR/bin/tessel-opt
 echo "== $MODEL, verified and printed by tessel-opt"
-"$OPT" "$MODEL"
+"$BIN/tessel-opt" "$MODEL"
 echo
 echo "== the same model with its shardings stripped (the single-device program)"
-"$OPT" --tessel-strip-shardings "$MODEL"
+"$BIN/tessel-opt" --tessel-strip-shardings "$MODEL"
+
+WORK=$BUILD_DIR/main-job
+mkdir -p "$WORK"
+echo
+echo "== a 2-layer GPT (hidden 128, vocab 256) sharded for dp=2 x tp=2 (rules dp-tp)"
+"$BIN/tessel-models" gpt --layers 2 --hidden 128 --heads 4 --vocab 256 --seq 64 \
+  --batch 4 --mesh "dp=2,tp=2" --strategy dp-tp -o "$WORK/gpt.mlir"
+"$BIN/tessel-opt" --tessel-propagate=explain=true "$WORK/gpt.mlir" \
+  -o "$WORK/gpt.propagated.mlir" 2> "$WORK/gpt.explain.txt"
+echo "propagated: $(grep -o 'tessel.sharding = ' "$WORK/gpt.propagated.mlir" | wc -l) shardings;" \
+  "$(grep -c '^    partial:' "$WORK/gpt.explain.txt") ops leave partial sums" \
+  "(details: $WORK/gpt.explain.txt)"
+echo "== its loss at initialization in the reference interpreter (ln 256 = 5.545)"
+"$BIN/tessel-interp" "$WORK/gpt.propagated.mlir" --seed 0 --print
