@@ -72,4 +72,28 @@ def TesselPropagatePass : Pass<"tessel-propagate", "ModuleOp"> {
   let dependentDialects = ["::mlir::tessel::TesselDialect"];
 }
 
+def TesselPartitionPass : Pass<"tessel-partition", "ModuleOp"> {
+  let summary = "Rewrites propagated global functions into per-device programs";
+  let description = [{
+    Turns every function whose values carry shardings (run
+    `--tessel-propagate` first) into a per-device SPMD program on local
+    shapes, marked `tessel.spmd = @mesh`; arguments and results keep their
+    global layout as `tessel.sharding` (and `tessel.global_type` where a
+    dimension is padded). Each op becomes its local op by its sharding rule;
+    a sharded reduction factor leaves a partial value. Where an operand's
+    layout differs from what its user needs, the reshard planner emits
+    collectives: all-reduce (or reduce-scatter when the consumer splits the
+    same axes) for partial values, all-gather for dropped axes, a local
+    slice by `axis_index` for added axes (no communication), all-to-all for
+    an axis moving between dimensions. Uneven dimensions are padded; padding
+    is masked to the identity before reductions and contractions.
+  }];
+  let options = [
+    Option<"strict", "strict", "bool", /*default=*/"false",
+           "Make reshards that need a full rematerialization errors">
+  ];
+  let dependentDialects = ["::mlir::tessel::TesselDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 #endif // TESSEL_PASSES_PASSES_TD

@@ -1,0 +1,570 @@
+//===- Partition.cpp - global programs to per-device programs -------------===//
+//
+// Walks a propagated function op by op. For each op it fixes one sharding
+// per factor of its rule (results first: they decide what the op produces;
+// reduction factors from the operands), reshards every operand to the
+// layout those factors imply, and emits the local op on local shapes. A
+// sharded reduction factor leaves the result partial; the partial is
+// resolved (all-reduce or reduce-scatter) only where a user needs it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessel/sharding/Partition.h"
+
+#include "Layout.h"
+#include "Reshard.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace {
+
+RankedTensorType typeOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+struct Local {
+  Value value;
+  Layout layout;
+};
+
+class FunctionPartitioner {
+public:
+  FunctionPartitioner(func::FuncOp func, MeshOp meshOp,
+                      const PartitionOptions &options)
+      : func(func), mesh(meshOp), builder(func.getContext()),
+        reshaper(builder, mesh, options.strict) {}
+
+  LogicalResult run();
+
+private:
+  /// The layout a value should have (its propagated sharding).
+  Layout wanted(Value v);
+  FailureOr<Value> operandAs(Location loc, Value global, const Layout &to);
+  LogicalResult partitionOp(Operation *op);
+  LogicalResult partitionSpecial(Operation *op, bool &handled);
+  /// Factor shardings for `op` under `rule`.
+  SmallVector<AxisList> chooseFactors(Operation *op, OpShardingRuleAttr rule);
+  Layout layoutFor(OpShardingRuleAttr rule, TensorMappingAttr mapping,
+                   ArrayRef<AxisList> factors, RankedTensorType global);
+
+  func::FuncOp func;
+  MeshInfo mesh;
+  OpBuilder builder;
+  Resharder reshaper;
+  llvm::DenseMap<Value, Local> locals;
+};
+
+Layout FunctionPartitioner::wanted(Value v) {
+  int64_t rank = typeOf(v).getRank();
+  ShardingAttr s;
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    s = func.getArgAttrOfType<ShardingAttr>(arg.getArgNumber(),
+                                            TesselDialect::kShardingAttrName);
+  else if (Operation *def = v.getDefiningOp()) {
+    Attribute attr = def->getAttr(TesselDialect::kShardingAttrName);
+    if (auto array = dyn_cast_or_null<ArrayAttr>(attr))
+      attr = array[cast<OpResult>(v).getResultNumber()];
+    s = dyn_cast_or_null<ShardingAttr>(attr);
+  }
+  if (!s || s.getMesh().getValue() != mesh.op().getSymName())
+    return Layout::replicated(rank);
+  return Layout::of(s);
+}
+
+FailureOr<Value> FunctionPartitioner::operandAs(Location loc, Value global,
+                                                const Layout &to) {
+  const Local &l = locals.lookup(global) ;
+  if (l.layout == to)
+    return l.value;
+  return reshaper.reshard(loc, l.value, l.layout, to, typeOf(global));
+}
+
+SmallVector<AxisList>
+FunctionPartitioner::chooseFactors(Operation *op, OpShardingRuleAttr rule) {
+  int64_t n = rule.getNumFactors();
+  ArrayRef<int64_t> sizes = rule.getFactorSizes();
+  SmallVector<AxisList> factors(n);
+  SmallVector<bool> assigned(n, false);
+  llvm::SmallDenseSet<StringAttr, 8> used;
+  // Splits a tensor dimension's axes over its factors, major to minor, and
+  // takes those of unassigned factors (skipping axes already in use).
+  auto take = [&](ArrayRef<int64_t> dimFactors, const AxisList &axes,
+                  bool reductionOnly) {
+    size_t k = 0;
+    int64_t remaining = dimFactors.empty() ? 1 : sizes[dimFactors[0]];
+    SmallVector<AxisList, 2> split(dimFactors.size());
+    for (StringAttr a : axes) {
+      while (k < dimFactors.size() && remaining == 1)
+        if (++k < dimFactors.size())
+          remaining = sizes[dimFactors[k]];
+      if (k == dimFactors.size())
+        break;
+      int64_t s = mesh.size(a);
+      bool single = dimFactors.size() == 1;
+      if (!single && remaining % s != 0)
+        break; // a multi-factor dimension splits evenly or not at all
+      split[k].push_back(a);
+      remaining = single ? remaining : remaining / s;
+    }
+    for (auto [k, f] : llvm::enumerate(dimFactors)) {
+      if (assigned[f] || rule.isNeedReplication(f) ||
+          (reductionOnly && !rule.isReduction(f)))
+        continue;
+      AxisList fit;
+      for (StringAttr a : split[k]) {
+        if (used.contains(a))
+          break;
+        fit.push_back(a);
+      }
+      for (StringAttr a : fit)
+        used.insert(a);
+      factors[f] = fit;
+      assigned[f] = !fit.empty();
+      // A minor factor of a multi-factor dimension counts only if the major
+      // ones are fully split.
+      if (dimFactors.size() > 1 && mesh.size(fit) != sizes[f])
+        break;
+    }
+  };
+  for (auto [r, m] : llvm::zip(op->getResults(), rule.getResults())) {
+    Layout l = wanted(r);
+    for (auto [d, dim] : llvm::enumerate(m.getDims()))
+      take(dim.getFactors(), l.dims[d], false);
+  }
+  for (auto [v, m] : llvm::zip(op->getOperands(), rule.getOperands())) {
+    if (!isa<RankedTensorType>(v.getType()))
+      continue;
+    const Layout &l = locals.lookup(v).layout;
+    for (auto [d, dim] : llvm::enumerate(m.getDims()))
+      take(dim.getFactors(), l.dims[d], true);
+  }
+  return factors;
+}
+
+Layout FunctionPartitioner::layoutFor(OpShardingRuleAttr rule,
+                                      TensorMappingAttr mapping,
+                                      ArrayRef<AxisList> factors,
+                                      RankedTensorType global) {
+  Layout l = Layout::replicated(global.getRank());
+  for (auto [d, dim] : llvm::enumerate(mapping.getDims()))
+    for (int64_t f : dim.getFactors()) {
+      l.dims[d].append(factors[f].begin(), factors[f].end());
+      if (mesh.size(factors[f]) != rule.getFactorSizes()[f])
+        break;
+    }
+  return l;
+}
+
+LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
+  Location loc = op->getLoc();
+  if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    SmallVector<Value> results;
+    for (OpOperand &o : ret->getOpOperands()) {
+      ShardingAttr s = func.getResultAttrOfType<ShardingAttr>(
+          o.getOperandNumber(), TesselDialect::kShardingAttrName);
+      Layout to = s ? Layout::of(s)
+                    : Layout::replicated(typeOf(o.get()).getRank());
+      FailureOr<Value> v = operandAs(loc, o.get(), to);
+      if (failed(v))
+        return failure();
+      results.push_back(*v);
+    }
+    func::ReturnOp::create(builder, loc, results);
+    return success();
+  }
+  if (auto c = dyn_cast<ShardingConstraintOp>(op)) {
+    Layout to = Layout::of(c.getSharding());
+    FailureOr<Value> v = operandAs(loc, c.getInput(), to);
+    if (failed(v))
+      return failure();
+    locals[c.getResult()] = {*v, to};
+    return success();
+  }
+  if (isa<IotaOp, DropoutMaskOp>(op) ||
+      (isa<ConstantOp>(op) && !cast<ConstantOp>(op).getValue().isSplat())) {
+    // Values that depend on the global position: made whole, then sliced by
+    // their users' reshards.
+    Operation *clone = builder.clone(*op);
+    clone->removeAttr(TesselDialect::kShardingAttrName);
+    for (OpOperand &o : clone->getOpOperands())
+      o.set(locals.lookup(op->getOperand(o.getOperandNumber())).value);
+    locals[op->getResult(0)] = {clone->getResult(0),
+                                Layout::replicated(typeOf(op->getResult(0))
+                                                       .getRank())};
+    return success();
+  }
+  bool handled = false;
+  if (failed(partitionSpecial(op, handled)))
+    return failure();
+  if (handled)
+    return success();
+
+  auto iface = dyn_cast<ShardingRuleOpInterface>(op);
+  if (!iface)
+    return op->emitError() << "cannot partition '" << op->getName()
+                           << "': it has no sharding rule";
+  OpShardingRuleAttr rule = iface.getShardingRule();
+  SmallVector<AxisList> factors = chooseFactors(op, rule);
+
+  // Reshard operands to the layouts the factors imply; mask padding of
+  // sharded reduction factors to the identity.
+  double identity = 0.0;
+  if (auto reduce = dyn_cast<ReduceOp>(op))
+    identity = reduce.getKind() == ReduceKind::max
+                   ? -std::numeric_limits<double>::infinity()
+               : reduce.getKind() == ReduceKind::min
+                   ? std::numeric_limits<double>::infinity()
+                   : 0.0;
+  IRMapping mapping;
+  for (auto [v, m] : llvm::zip(op->getOperands(), rule.getOperands())) {
+    Layout to = layoutFor(rule, m, factors, typeOf(v));
+    FailureOr<Value> local = operandAs(loc, v, to);
+    if (failed(local))
+      return failure();
+    Value masked = *local;
+    for (auto [d, dim] : llvm::enumerate(m.getDims()))
+      if (dim.getFactors().size() == 1 &&
+          rule.isReduction(dim.getFactors()[0]) && !to.dims[d].empty())
+        masked = reshaper.maskPadding(loc, masked, to, typeOf(v), d, identity);
+    mapping.map(v, masked);
+  }
+  Operation *local = builder.clone(*op, mapping);
+  local->removeAttr(TesselDialect::kShardingAttrName);
+  local->removeAttr(TesselDialect::kLogicalAxesAttrName);
+  AxisList partial;
+  for (int64_t f = 0; f < rule.getNumFactors(); ++f)
+    if (rule.isReduction(f))
+      partial.append(factors[f].begin(), factors[f].end());
+  for (auto [r, m] : llvm::zip(op->getResults(), rule.getResults())) {
+    Layout l = layoutFor(rule, m, factors, typeOf(r));
+    l.partial = partial;
+    if (auto reduce = dyn_cast<ReduceOp>(op))
+      l.partialKind = reduce.getKind() == ReduceKind::max   ? CollectiveKind::max
+                      : reduce.getKind() == ReduceKind::min ? CollectiveKind::min
+                                                            : CollectiveKind::sum;
+    Value lr = local->getResult(cast<OpResult>(r).getResultNumber());
+    lr.setType(mesh.localType(typeOf(r), l));
+    locals[r] = {lr, l};
+  }
+  // Local attributes that depend on local shapes.
+  if (auto cst = dyn_cast<ConstantOp>(local)) { // a splat: same value, local
+    auto splat = cast<SplatElementsAttr>(cst.getValue());
+    cst.setValueAttr(DenseElementsAttr::get(
+        cast<ShapedType>(cst.getType()), splat.getSplatValue<Attribute>()));
+  }
+  if (auto slice = dyn_cast<SliceOp>(local)) {
+    SmallVector<int64_t> limit(slice.getLimit());
+    RankedTensorType in = typeOf(slice.getInput());
+    for (size_t d = 0; d < limit.size(); ++d)
+      if (slice.getStart()[d] == 0 && slice.getStrides()[d] == 1 &&
+          limit[d] == typeOf(cast<SliceOp>(op).getInput()).getDimSize(d))
+        limit[d] = in.getDimSize(d);
+    slice.setLimit(limit);
+  }
+  if (auto reduce = dyn_cast<ReduceOp>(local);
+      reduce && reduce.getKind() == ReduceKind::mean && !partial.empty()) {
+    // mean = (partial sum) / (global count): scale the local sum.
+    reduce.setKind(ReduceKind::sum);
+    builder.setInsertionPointAfter(reduce);
+    int64_t count = 1;
+    for (int64_t d : reduce.getDims())
+      count *= typeOf(cast<ReduceOp>(op).getInput()).getDimSize(d);
+    Value scaled = MulOp::create(
+        builder, loc, reduce.getResult(),
+        reshaper.constant(loc, typeOf(reduce.getResult()), 1.0 / count));
+    locals[op->getResult(0)].value = scaled;
+  }
+  if (auto gather = dyn_cast<GatherOp>(local)) {
+    // A table split on the gathered axis: shift the indices into this
+    // device's rows; rows elsewhere read as zeros (a partial sum).
+    int64_t axis = gather.getAxis();
+    const AxisList &tableAxes = factors[rule.getOperands()[0]
+                                            .getDims()[axis]
+                                            .getFactors()[0]];
+    if (!tableAxes.empty()) {
+      builder.setInsertionPoint(gather);
+      Value idx = gather.getIndices();
+      RankedTensorType it = typeOf(idx);
+      Value block = reshaper.axisIndex(loc, tableAxes);
+      Value off = MulOp::create(
+          builder, loc, ConvertOp::create(builder, loc,
+                                          RankedTensorType::get(
+                                              {}, it.getElementType()),
+                                          block),
+          reshaper.constant(loc, RankedTensorType::get({}, it.getElementType()),
+                            typeOf(gather.getTable()).getDimSize(axis)));
+      Value offs = BroadcastInDimOp::create(builder, loc, it, off,
+                                            ArrayRef<int64_t>{});
+      gather.getIndicesMutable().assign(SubOp::create(builder, loc, idx, offs));
+    }
+  }
+  builder.setInsertionPointToEnd(builder.getInsertionBlock());
+  return success();
+}
+
+LogicalResult FunctionPartitioner::partitionSpecial(Operation *op,
+                                                    bool &handled) {
+  Location loc = op->getLoc();
+  // Cross-entropy: positions may be split (the loss then sums partial
+  // contributions); classes are gathered whole.
+  if (auto ce = dyn_cast<SoftmaxCrossEntropyOp>(op)) {
+    handled = true;
+    Layout labels = locals.lookup(ce.getLabels()).layout;
+    labels.partial.clear();
+    Layout logits = labels;
+    logits.dims.push_back({});
+    if (ce.getReduction() == LossReduction::none) {
+      Layout out = wanted(ce.getResult());
+      labels.dims = out.dims;
+      logits.dims.assign(out.dims.begin(), out.dims.end());
+      logits.dims.push_back({});
+    }
+    FailureOr<Value> lg = operandAs(loc, ce.getLogits(), logits);
+    FailureOr<Value> lb = operandAs(loc, ce.getLabels(), labels);
+    if (failed(lg) || failed(lb))
+      return failure();
+    Value lbv = *lb;
+    RankedTensorType lt = typeOf(lbv);
+    // Padded positions are ignored.
+    for (int64_t d = 0; d < lt.getRank(); ++d)
+      if (!labels.dims[d].empty() &&
+          typeOf(ce.getLabels()).getDimSize(d) %
+                  mesh.size(labels.dims[d]) !=
+              0) {
+        Value pos = reshaper.globalPositions(loc, lbv, d, labels.dims[d]);
+        Value limit = reshaper.constant(
+            loc, RankedTensorType::get(lt.getShape(), builder.getI32Type()),
+            typeOf(ce.getLabels()).getDimSize(d));
+        Value valid =
+            CompareOp::create(builder, loc, CompareDirection::lt, pos, limit);
+        lbv = SelectOp::create(builder, loc, valid, lbv,
+                               reshaper.constant(loc, lt, static_cast<int64_t>(ce.getIgnoreIndex())));
+      }
+    AxisList posAxes;
+    for (const AxisList &a : labels.dims)
+      posAxes.append(a.begin(), a.end());
+    if (ce.getReduction() == LossReduction::none) {
+      Value r = SoftmaxCrossEntropyOp::create(builder, loc, *lg, lbv,
+                                              static_cast<int64_t>(ce.getIgnoreIndex()),
+                                              LossReduction::none);
+      locals[ce.getResult()] = {r, labels};
+      return success();
+    }
+    Value sum = SoftmaxCrossEntropyOp::create(builder, loc, *lg, lbv,
+                                              static_cast<int64_t>(ce.getIgnoreIndex()),
+                                              LossReduction::sum);
+    if (ce.getReduction() == LossReduction::sum || posAxes.empty()) {
+      Layout out = Layout::replicated(0);
+      out.partial = posAxes;
+      if (ce.getReduction() == LossReduction::mean) // posAxes empty here
+        sum = SoftmaxCrossEntropyOp::create(builder, loc, *lg, lbv,
+                                            static_cast<int64_t>(ce.getIgnoreIndex()),
+                                            LossReduction::mean);
+      locals[ce.getResult()] = {sum, out};
+      return success();
+    }
+    // mean over split positions: all-reduce the sum and the count.
+    RankedTensorType scalar = typeOf(ce.getResult());
+    Value ignore = reshaper.constant(loc, lt, static_cast<int64_t>(ce.getIgnoreIndex()));
+    Value classes = reshaper.constant(
+        loc, lt, typeOf(ce.getLogits()).getShape().back());
+    Value zero = reshaper.constant(loc, lt, 0);
+    Value counted = SelectOp::create(
+        builder, loc,
+        CompareOp::create(builder, loc, CompareDirection::ne, lbv, ignore),
+        CompareOp::create(builder, loc, CompareDirection::ge, lbv, zero),
+        CompareOp::create(builder, loc, CompareDirection::ne, lbv, ignore));
+    counted = SelectOp::create(
+        builder, loc, counted,
+        CompareOp::create(builder, loc, CompareDirection::lt, lbv, classes),
+        counted);
+    Value ones = ConvertOp::create(
+        builder, loc, RankedTensorType::get(lt.getShape(),
+                                            scalar.getElementType()),
+        counted);
+    SmallVector<int64_t> all(lt.getRank());
+    for (int64_t d = 0; d < lt.getRank(); ++d)
+      all[d] = d;
+    Value count = ReduceOp::create(builder, loc, ReduceKind::sum, ones, all);
+    SmallVector<Attribute> axes(posAxes.begin(), posAxes.end());
+    ArrayAttr axesAttr = builder.getArrayAttr(axes);
+    Value totalSum = AllReduceOp::create(builder, loc, sum.getType(),
+                                         CollectiveKind::sum, sum, mesh.name(),
+                                         axesAttr);
+    Value totalCount =
+        AllReduceOp::create(builder, loc, count.getType(), CollectiveKind::sum,
+                            count, mesh.name(), axesAttr);
+    // mean = sum / max(count, 1): 0 when every position is ignored.
+    Value safe = MaxOp::create(builder, loc, totalCount,
+                               reshaper.constant(loc, scalar, 1.0));
+    Value mean = DivOp::create(builder, loc, totalSum, safe);
+    locals[ce.getResult()] = {mean, Layout::replicated(0)};
+    return success();
+  }
+  // scatter_add: the index dimensions are gathered (no partial: the base
+  // must be added once); the base's rows may stay split.
+  if (auto sc = dyn_cast<ScatterAddOp>(op)) {
+    handled = true;
+    Layout base = wanted(sc.getResult());
+    int64_t axis = sc.getAxis();
+    RankedTensorType bt = typeOf(sc.getBase());
+    if (!base.dims[axis].empty() &&
+        bt.getDimSize(axis) % mesh.size(base.dims[axis]) != 0)
+      base.dims[axis].clear();
+    Layout idx = Layout::replicated(typeOf(sc.getIndices()).getRank());
+    Layout upd = Layout::replicated(typeOf(sc.getUpdates()).getRank());
+    for (int64_t d = 0; d < axis; ++d)
+      upd.dims[d] = base.dims[d];
+    int64_t ir = typeOf(sc.getIndices()).getRank();
+    for (int64_t d = axis + 1; d < bt.getRank(); ++d)
+      upd.dims[d - 1 + ir] = base.dims[d];
+    FailureOr<Value> b = operandAs(loc, sc.getBase(), base);
+    FailureOr<Value> i = operandAs(loc, sc.getIndices(), idx);
+    FailureOr<Value> u = operandAs(loc, sc.getUpdates(), upd);
+    if (failed(b) || failed(i) || failed(u))
+      return failure();
+    Value indices = *i;
+    if (!base.dims[axis].empty()) {
+      RankedTensorType it = typeOf(indices);
+      Value block = reshaper.axisIndex(loc, base.dims[axis]);
+      Value off = MulOp::create(
+          builder, loc,
+          ConvertOp::create(builder, loc,
+                            RankedTensorType::get({}, it.getElementType()),
+                            block),
+          reshaper.constant(loc, RankedTensorType::get({}, it.getElementType()),
+                            typeOf(*b).getDimSize(axis)));
+      indices = SubOp::create(
+          builder, loc, indices,
+          BroadcastInDimOp::create(builder, loc, it, off, ArrayRef<int64_t>{}));
+    }
+    Value r = ScatterAddOp::create(builder, loc, *b, indices, *u, axis);
+    locals[sc.getResult()] = {r, base};
+    return success();
+  }
+  return success();
+}
+
+LogicalResult FunctionPartitioner::run() {
+  MLIRContext *ctx = func.getContext();
+  StringRef shardingName = TesselDialect::kShardingAttrName;
+  // The new signature: local argument and result types.
+  SmallVector<Type> argTypes, resultTypes;
+  SmallVector<Layout> argLayouts;
+  SmallVector<DictionaryAttr> argAttrs, resultAttrs;
+  for (BlockArgument arg : func.getArguments()) {
+    auto global = typeOf(arg);
+    Layout l = wanted(arg);
+    argLayouts.push_back(l);
+    argTypes.push_back(mesh.localType(global, l));
+    NamedAttrList attrs(func.getArgAttrDict(arg.getArgNumber()));
+    if (argTypes.back() != global && mesh.localType(global, l).clone(
+                                         global.getShape()) == global) {
+      bool padded = false;
+      for (auto [d, size] : llvm::enumerate(global.getShape()))
+        padded |= size % mesh.size(l.dims[d]) != 0;
+      if (padded)
+        attrs.set(TesselDialect::kGlobalTypeAttrName, TypeAttr::get(global));
+    }
+    argAttrs.push_back(attrs.getDictionary(ctx));
+  }
+  for (unsigned r = 0; r < func.getNumResults(); ++r) {
+    auto global = cast<RankedTensorType>(func.getResultTypes()[r]);
+    ShardingAttr s = func.getResultAttrOfType<ShardingAttr>(r, shardingName);
+    Layout l = s ? Layout::of(s) : Layout::replicated(global.getRank());
+    resultTypes.push_back(mesh.localType(global, l));
+    NamedAttrList attrs(func.getResultAttrDict(r));
+    bool padded = false;
+    for (auto [d, size] : llvm::enumerate(global.getShape()))
+      padded |= size % mesh.size(l.dims[d]) != 0;
+    if (padded)
+      attrs.set(TesselDialect::kGlobalTypeAttrName, TypeAttr::get(global));
+    resultAttrs.push_back(attrs.getDictionary(ctx));
+  }
+
+  Block *oldBody = &func.getBody().front();
+  auto *newBody = new Block();
+  for (auto [t, arg] : llvm::zip(argTypes, func.getArguments()))
+    locals[arg] = {newBody->addArgument(t, arg.getLoc()),
+                   argLayouts[arg.getArgNumber()]};
+  builder.setInsertionPointToEnd(newBody);
+  for (Operation &op : *oldBody) {
+    if (failed(partitionOp(&op))) {
+      delete newBody;
+      return failure();
+    }
+    builder.setInsertionPointToEnd(newBody);
+  }
+  // Swap the bodies.
+  func.getBody().push_back(newBody);
+  oldBody->dropAllDefinedValueUses();
+  oldBody->erase();
+  func.setType(FunctionType::get(ctx, argTypes, resultTypes));
+  func.setAllArgAttrs(argAttrs);
+  func.setAllResultAttrs(resultAttrs);
+  func->setAttr(TesselDialect::kSpmdAttrName, mesh.ref());
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::tessel::partitionModule(ModuleOp module,
+                                            const PartitionOptions &options) {
+  for (func::FuncOp func :
+       llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+    if (func.isExternal() || func->hasAttr(TesselDialect::kSpmdAttrName))
+      continue;
+    // The function's mesh: the one its shardings name.
+    MeshOp mesh;
+    auto consider = [&](ShardingAttr s) -> LogicalResult {
+      if (!s)
+        return success();
+      MeshOp m = lookupMesh(func, s.getMesh());
+      if (mesh && m != mesh)
+        return func.emitError() << "uses two meshes, @" << mesh.getSymName()
+                                << " and @" << m.getSymName()
+                                << "; partition one mesh per function";
+      mesh = m;
+      return success();
+    };
+    for (unsigned a = 0; a < func.getNumArguments(); ++a)
+      if (failed(consider(func.getArgAttrOfType<ShardingAttr>(
+              a, TesselDialect::kShardingAttrName))))
+        return failure();
+    if (!mesh)
+      continue; // nothing sharded: nothing to partition
+    WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
+      if (op == func)
+        return WalkResult::advance();
+      if (op->getParentOp() != func)
+        return op->emitError() << "cannot partition nested regions";
+      for (Type t : op->getResultTypes())
+        if (!isa<RankedTensorType>(t))
+          return op->emitError() << "cannot partition a non-tensor result";
+      if (isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
+              CollectivePermuteOp, SendOp, RecvOp, AxisIndexOp,
+              func::CallOp>(op))
+        return op->emitError() << "'" << op->getName()
+                               << "' cannot appear in a global program being "
+                                  "partitioned"
+                               << (isa<func::CallOp>(op)
+                                       ? " (inline calls first)"
+                                       : "");
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    FunctionPartitioner partitioner(func, mesh, options);
+    if (failed(partitioner.run()))
+      return failure();
+  }
+  return success();
+}

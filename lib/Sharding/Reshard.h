@@ -1,0 +1,58 @@
+//===- Reshard.h - the reshard planner ---------------------------*- C++ -*-===//
+//
+// Turns a value's layout into the layout its user needs with the fewest
+// collectives: partial -> all-reduce (reduce-scatter when the target splits
+// a dimension over exactly the partial axes), dropped axes -> all-gather,
+// added axes -> a local slice at axis_index (no communication), an axis
+// moving from the minor end of one dimension to another -> all-to-all.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_LIB_SHARDING_RESHARD_H
+#define TESSEL_LIB_SHARDING_RESHARD_H
+
+#include "Layout.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tessel {
+
+class Resharder {
+public:
+  Resharder(OpBuilder &builder, const MeshInfo &mesh, bool strict)
+      : b(builder), mesh(mesh), strict(strict) {}
+
+  /// Returns `local` (laid out as `from`, of global type `global`) laid out
+  /// as `to`; emits collectives at the builder's insertion point.
+  FailureOr<Value> reshard(Location loc, Value local, const Layout &from,
+                           const Layout &to, RankedTensorType global);
+
+  /// Replaces the padding of dimension `dim` (global positions past the
+  /// global size) with `fill`.
+  Value maskPadding(Location loc, Value local, const Layout &layout,
+                    RankedTensorType global, int64_t dim, double fill);
+
+  /// A 0-d i32 tensor: this device's group index over `axes`.
+  Value axisIndex(Location loc, ArrayRef<StringAttr> axes);
+  /// `local` restricted along `dim` to block `block` (an i32 scalar) of size
+  /// `size`; positions past the end read as zero.
+  Value sliceBlock(Location loc, Value local, int64_t dim, Value block,
+                   int64_t size);
+  /// The global index of each position along `dim` (i32 tensor of `local`'s
+  /// shape), for a dimension split over `axes`.
+  Value globalPositions(Location loc, Value local, int64_t dim,
+                        ArrayRef<StringAttr> axes);
+  Value constant(Location loc, RankedTensorType type, double value);
+
+private:
+  Value resolvePartial(Location loc, Value local, Layout &layout,
+                       const Layout &to, RankedTensorType global);
+
+  OpBuilder &b;
+  const MeshInfo &mesh;
+  bool strict;
+};
+
+} // namespace mlir::tessel
+
+#endif // TESSEL_LIB_SHARDING_RESHARD_H
