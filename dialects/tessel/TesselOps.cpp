@@ -403,3 +403,36 @@ LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &) {
 LogicalResult AxisIndexOp::verifySymbolUses(SymbolTableCollection &) {
   return verifyCollectiveAxes(*this, getMeshAttr(), getAxes());
 }
+
+//===----------------------------------------------------------------------===//
+// Index ranges
+//===----------------------------------------------------------------------===//
+
+int64_t mlir::tessel::indexedRange(
+    Value value, function_ref<RankedTensorType(Value)> globalType) {
+  auto dim = [&](Value v, int64_t d) {
+    RankedTensorType t = globalType ? globalType(v) : RankedTensorType();
+    if (!t)
+      t = cast<RankedTensorType>(v.getType());
+    return t.getDimSize(d);
+  };
+  int64_t bound = -1;
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    int64_t n = -1;
+    if (auto g = dyn_cast<GatherOp>(user); g && use.getOperandNumber() == 1)
+      n = dim(g.getTable(), g.getAxis());
+    else if (auto s = dyn_cast<ScatterAddOp>(user);
+             s && use.getOperandNumber() == 1)
+      n = dim(s.getBase(), s.getAxis());
+    else if (auto ce = dyn_cast<SoftmaxCrossEntropyOp>(user);
+             ce && use.getOperandNumber() == 1)
+      n = dim(ce.getLogits(),
+              cast<RankedTensorType>(ce.getLogits().getType()).getRank() - 1);
+    else if (auto oh = dyn_cast<OneHotOp>(user))
+      n = cast<RankedTensorType>(oh.getType()).getShape().back();
+    if (n > 0 && (bound < 0 || n < bound))
+      bound = n;
+  }
+  return bound;
+}

@@ -32,32 +32,6 @@ std::string ti::resultName(func::FuncOp func, unsigned index) {
   return "result" + std::to_string(index);
 }
 
-/// The number of rows `value` indexes at `use`, or -1. In an SPMD function
-/// an argument's global size counts (the indices are global).
-static int64_t indexedSize(func::FuncOp func, OpOperand &use) {
-  Operation *user = use.getOwner();
-  auto dim = [&](Value v, int64_t d) {
-    if (auto arg = dyn_cast<BlockArgument>(v);
-        arg && arg.getOwner()->getParentOp() == func)
-      return ti::globalArgType(func, arg.getArgNumber()).getDimSize(d);
-    return cast<RankedTensorType>(v.getType()).getDimSize(d);
-  };
-  if (auto g = dyn_cast<GatherOp>(user);
-      g && use.getOperandNumber() == 1)
-    return dim(g.getTable(), g.getAxis());
-  if (auto s = dyn_cast<ScatterAddOp>(user);
-      s && use.getOperandNumber() == 1)
-    return dim(s.getBase(), s.getAxis());
-  if (auto ce = dyn_cast<SoftmaxCrossEntropyOp>(user);
-      ce && use.getOperandNumber() == 1) {
-    auto logits = cast<RankedTensorType>(ce.getLogits().getType());
-    return logits.getShape().back();
-  }
-  if (auto oh = dyn_cast<OneHotOp>(user))
-    return cast<RankedTensorType>(oh.getType()).getShape().back();
-  return -1;
-}
-
 llvm::Expected<InitSpec> ti::initSpecFor(func::FuncOp func,
                                              unsigned index) {
   if (auto spec = func.getArgAttrOfType<StringAttr>(index, "tessel.init"))
@@ -76,11 +50,12 @@ llvm::Expected<InitSpec> ti::initSpecFor(func::FuncOp func,
   } else {
     int64_t bound = -1;
     if (!func.isExternal())
-      for (OpOperand &use : func.getArgument(index).getUses()) {
-        int64_t n = indexedSize(func, use);
-        if (n > 0 && (bound < 0 || n < bound))
-          bound = n;
-      }
+      bound = indexedRange(func.getArgument(index), [&](Value v) {
+        if (auto arg = dyn_cast<BlockArgument>(v);
+            arg && arg.getOwner()->getParentOp() == func)
+          return ti::globalArgType(func, arg.getArgNumber());
+        return RankedTensorType();
+      });
     spec.kind = InitSpec::IntRange;
     spec.a = 0;
     spec.b = bound > 0 ? bound : 16;

@@ -20,6 +20,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <limits>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::tessel;
@@ -60,6 +61,7 @@ private:
   OpBuilder builder;
   Resharder reshaper;
   llvm::DenseMap<Value, Local> locals;
+  std::map<std::pair<void *, std::string>, Value> reshards;
 };
 
 Layout FunctionPartitioner::wanted(Value v) {
@@ -81,10 +83,28 @@ Layout FunctionPartitioner::wanted(Value v) {
 
 FailureOr<Value> FunctionPartitioner::operandAs(Location loc, Value global,
                                                 const Layout &to) {
-  const Local &l = locals.lookup(global) ;
+  const Local &l = locals.lookup(global);
   if (l.layout == to)
     return l.value;
-  return reshaper.reshard(loc, l.value, l.layout, to, typeOf(global));
+  // One reshard per value and layout: later users reuse it.
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  for (const AxisList &d : to.dims) {
+    os << '[';
+    for (StringAttr a : d)
+      os << a.getValue() << ',';
+    os << ']';
+  }
+  auto [it, inserted] =
+      reshards.try_emplace({global.getAsOpaquePointer(), key}, Value());
+  if (!inserted)
+    return it->second;
+  FailureOr<Value> v =
+      reshaper.reshard(loc, l.value, l.layout, to, typeOf(global));
+  if (failed(v))
+    return failure();
+  it->second = *v;
+  return *v;
 }
 
 SmallVector<AxisList>
@@ -134,6 +154,18 @@ FunctionPartitioner::chooseFactors(Operation *op, OpShardingRuleAttr rule) {
         break;
     }
   };
+  // Factors only results have (a concatenated or sliced dimension, one_hot's
+  // depth, top_k's k) are produced whole: their position in the global
+  // tensor depends on the device. Broadcasts are the exception: any block
+  // of a broadcast dimension is the same.
+  llvm::SmallDenseSet<int64_t, 8> inOperands;
+  for (TensorMappingAttr m : rule.getOperands())
+    for (DimMappingAttr dim : m.getDims())
+      inOperands.insert(dim.getFactors().begin(), dim.getFactors().end());
+  bool positionFree = isa<BroadcastInDimOp, ConstantOp>(op);
+  for (int64_t f = 0; f < n; ++f)
+    if (!inOperands.contains(f) && !positionFree)
+      assigned[f] = true; // stays unsplit
   for (auto [r, m] : llvm::zip(op->getResults(), rule.getResults())) {
     Layout l = wanted(r);
     for (auto [d, dim] : llvm::enumerate(m.getDims()))
@@ -145,6 +177,29 @@ FunctionPartitioner::chooseFactors(Operation *op, OpShardingRuleAttr rule) {
     const Layout &l = locals.lookup(v).layout;
     for (auto [d, dim] : llvm::enumerate(m.getDims()))
       take(dim.getFactors(), l.dims[d], true);
+  }
+  // Every tensor must be able to express the choice: in a dimension made of
+  // several factors, a factor is split evenly, and only if all more major
+  // ones are fully split. Drop what some tensor cannot express.
+  SmallVector<TensorMappingAttr> all(rule.getOperands());
+  llvm::append_range(all, rule.getResults());
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (TensorMappingAttr m : all)
+      for (DimMappingAttr dim : m.getDims()) {
+        if (dim.getFactors().size() < 2)
+          continue;
+        bool majorFull = true;
+        for (int64_t f : dim.getFactors()) {
+          int64_t product = mesh.size(factors[f]);
+          if (!factors[f].empty() && (!majorFull || sizes[f] % product != 0)) {
+            factors[f].clear();
+            changed = true;
+            product = 1;
+          }
+          majorFull &= product == sizes[f];
+        }
+      }
   }
   return factors;
 }
@@ -466,14 +521,19 @@ LogicalResult FunctionPartitioner::run() {
     argLayouts.push_back(l);
     argTypes.push_back(mesh.localType(global, l));
     NamedAttrList attrs(func.getArgAttrDict(arg.getArgNumber()));
-    if (argTypes.back() != global && mesh.localType(global, l).clone(
-                                         global.getShape()) == global) {
-      bool padded = false;
-      for (auto [d, size] : llvm::enumerate(global.getShape()))
-        padded |= size % mesh.size(l.dims[d]) != 0;
-      if (padded)
-        attrs.set(TesselDialect::kGlobalTypeAttrName, TypeAttr::get(global));
-    }
+    // Index inputs keep the range the global program gives them (their
+    // local uses shift them, which would hide it).
+    if (!attrs.get(TesselDialect::kInitAttrName) &&
+        isa<IntegerType>(global.getElementType()) &&
+        !global.getElementType().isInteger(1))
+      if (int64_t range = indexedRange(arg); range > 0)
+        attrs.set(TesselDialect::kInitAttrName,
+                  StringAttr::get(ctx, "int:0:" + std::to_string(range)));
+    bool padded = false;
+    for (auto [d, size] : llvm::enumerate(global.getShape()))
+      padded |= size % mesh.size(l.dims[d]) != 0;
+    if (padded) // the global shape is not local x devices
+      attrs.set(TesselDialect::kGlobalTypeAttrName, TypeAttr::get(global));
     argAttrs.push_back(attrs.getDictionary(ctx));
   }
   for (unsigned r = 0; r < func.getNumResults(); ++r) {

@@ -149,6 +149,9 @@ FailureOr<Value> Resharder::reshard(Location loc, Value local,
     }
   }
 
+  // First drop axes (all-gathers), then add axes (local slices): an axis
+  // that moves between dimensions must be gathered before it splits again.
+  SmallVector<bool> rematerialized(rank, false);
   for (int64_t d = 0; d < rank; ++d) {
     const AxisList &c = cur.dims[d], &t = to.dims[d];
     if (c == t)
@@ -158,41 +161,42 @@ FailureOr<Value> Resharder::reshard(Location loc, Value local,
       ++k;
     int64_t g = global.getDimSize(d);
     bool even = g % mesh.size(c) == 0 && g % mesh.size(t) == 0;
-    bool remat = k < c.size() && k < t.size();
-    if (remat) {
-      InFlightDiagnostic diag =
-          strict ? emitError(loc) : emitWarning(loc);
+    if (k < c.size() && k < t.size()) {
+      InFlightDiagnostic diag = strict ? emitError(loc) : emitWarning(loc);
       diag << "resharding dimension " << d << " from " << str(c) << " to "
            << str(t) << " rematerializes it (gather, then slice)";
       if (strict)
         return diag;
     }
-    // Drop axes: gather them (for uneven dimensions, all of them, since the
-    // blocks of a coarser split do not line up with the finer ones).
+    // For uneven dimensions gather every axis: the blocks of a coarser split
+    // do not line up with the finer ones.
     size_t keep = even ? k : 0;
-    if (keep < c.size()) {
-      AxisList dropped(c.begin() + keep, c.end());
-      SmallVector<int64_t> shape(typeOf(local).getShape());
-      shape[d] *= mesh.size(dropped);
-      local = AllGatherOp::create(b, loc, typeOf(local).clone(shape), local,
-                                  mesh.name(), axesAttr(b, dropped),
-                                  uint64_t(d));
-      AxisList kept(c.begin(), c.begin() + keep);
-      int64_t blockSize = mesh.localSize(g, kept);
-      if (shape[d] != blockSize) { // padding: keep the real elements only
-        SmallVector<int64_t> start(rank, 0), limit(shape), strides(rank, 1);
-        limit[d] = blockSize;
-        local = SliceOp::create(b, loc, local, start, limit, strides);
-      }
-      cur.dims[d] = kept;
+    if (keep == c.size())
+      continue;
+    AxisList dropped(c.begin() + keep, c.end());
+    SmallVector<int64_t> shape(typeOf(local).getShape());
+    shape[d] *= mesh.size(dropped);
+    local = AllGatherOp::create(b, loc, typeOf(local).clone(shape), local,
+                                mesh.name(), axesAttr(b, dropped),
+                                uint64_t(d));
+    AxisList kept(c.begin(), c.begin() + keep);
+    int64_t blockSize = mesh.localSize(g, kept);
+    if (shape[d] != blockSize) { // padding: keep the real elements only
+      SmallVector<int64_t> start(rank, 0), limit(shape), strides(rank, 1);
+      limit[d] = blockSize;
+      local = SliceOp::create(b, loc, local, start, limit, strides);
     }
+    cur.dims[d] = kept;
+  }
+  for (int64_t d = 0; d < rank; ++d) {
+    const AxisList &t = to.dims[d];
+    if (cur.dims[d].size() >= t.size())
+      continue;
     // Add axes: take this device's block, no communication.
-    if (cur.dims[d].size() < t.size()) {
-      AxisList added(t.begin() + cur.dims[d].size(), t.end());
-      int64_t size = mesh.localSize(g, t);
-      local = sliceBlock(loc, local, d, axisIndex(loc, added), size);
-      cur.dims[d] = t;
-    }
+    AxisList added(t.begin() + cur.dims[d].size(), t.end());
+    int64_t size = mesh.localSize(global.getDimSize(d), t);
+    local = sliceBlock(loc, local, d, axisIndex(loc, added), size);
+    cur.dims[d] = t;
   }
   return local;
 }

@@ -36,6 +36,14 @@ LogicalResult verifyShardingFor(ShardingAttr sharding, Type type,
                                 function_ref<InFlightDiagnostic()> emitError,
                                 StringRef what);
 
+/// The number of rows an integer value indexes where it is used as gather or
+/// scatter indices, cross-entropy labels or one_hot input (the smallest over
+/// its uses), or -1 if it indexes nothing. `globalType` maps a value to its
+/// global type (for per-device programs); by default, its own type.
+int64_t indexedRange(
+    Value value,
+    function_ref<RankedTensorType(Value)> globalType = nullptr);
+
 } // namespace mlir::tessel
 
 #endif // TESSEL_DIALECTS_TESSEL_TESSELOPS_H
