@@ -11,8 +11,7 @@
 
 #include "tessel/sharding/Partition.h"
 
-#include "Layout.h"
-#include "Reshard.h"
+#include "FunctionPartitioner.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -24,45 +23,6 @@
 
 using namespace mlir;
 using namespace mlir::tessel;
-
-namespace {
-
-RankedTensorType typeOf(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
-struct Local {
-  Value value;
-  Layout layout;
-};
-
-class FunctionPartitioner {
-public:
-  FunctionPartitioner(func::FuncOp func, MeshOp meshOp,
-                      const PartitionOptions &options)
-      : func(func), mesh(meshOp), builder(func.getContext()),
-        reshaper(builder, mesh, options.strict) {}
-
-  LogicalResult run();
-
-private:
-  /// The layout a value should have (its propagated sharding).
-  Layout wanted(Value v);
-  FailureOr<Value> operandAs(Location loc, Value global, const Layout &to);
-  LogicalResult partitionOp(Operation *op);
-  LogicalResult partitionSpecial(Operation *op, bool &handled);
-  /// Factor shardings for `op` under `rule`.
-  SmallVector<AxisList> chooseFactors(Operation *op, OpShardingRuleAttr rule);
-  Layout layoutFor(OpShardingRuleAttr rule, TensorMappingAttr mapping,
-                   ArrayRef<AxisList> factors, RankedTensorType global);
-
-  func::FuncOp func;
-  MeshInfo mesh;
-  OpBuilder builder;
-  Resharder reshaper;
-  llvm::DenseMap<Value, Local> locals;
-  std::map<std::pair<void *, std::string>, Value> reshards;
-};
 
 Layout FunctionPartitioner::wanted(Value v) {
   int64_t rank = typeOf(v).getRank();
@@ -365,149 +325,6 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
   return success();
 }
 
-LogicalResult FunctionPartitioner::partitionSpecial(Operation *op,
-                                                    bool &handled) {
-  Location loc = op->getLoc();
-  // Cross-entropy: positions may be split (the loss then sums partial
-  // contributions); classes are gathered whole.
-  if (auto ce = dyn_cast<SoftmaxCrossEntropyOp>(op)) {
-    handled = true;
-    Layout labels = locals.lookup(ce.getLabels()).layout;
-    labels.partial.clear();
-    Layout logits = labels;
-    logits.dims.push_back({});
-    if (ce.getReduction() == LossReduction::none) {
-      Layout out = wanted(ce.getResult());
-      labels.dims = out.dims;
-      logits.dims.assign(out.dims.begin(), out.dims.end());
-      logits.dims.push_back({});
-    }
-    FailureOr<Value> lg = operandAs(loc, ce.getLogits(), logits);
-    FailureOr<Value> lb = operandAs(loc, ce.getLabels(), labels);
-    if (failed(lg) || failed(lb))
-      return failure();
-    Value lbv = *lb;
-    RankedTensorType lt = typeOf(lbv);
-    // Padded positions are ignored.
-    for (int64_t d = 0; d < lt.getRank(); ++d)
-      if (!labels.dims[d].empty() &&
-          typeOf(ce.getLabels()).getDimSize(d) %
-                  mesh.size(labels.dims[d]) !=
-              0) {
-        Value pos = reshaper.globalPositions(loc, lbv, d, labels.dims[d]);
-        Value limit = reshaper.constant(
-            loc, RankedTensorType::get(lt.getShape(), builder.getI32Type()),
-            typeOf(ce.getLabels()).getDimSize(d));
-        Value valid =
-            CompareOp::create(builder, loc, CompareDirection::lt, pos, limit);
-        lbv = SelectOp::create(builder, loc, valid, lbv,
-                               reshaper.constant(loc, lt, static_cast<int64_t>(ce.getIgnoreIndex())));
-      }
-    AxisList posAxes;
-    for (const AxisList &a : labels.dims)
-      posAxes.append(a.begin(), a.end());
-    if (ce.getReduction() == LossReduction::none) {
-      Value r = SoftmaxCrossEntropyOp::create(builder, loc, *lg, lbv,
-                                              static_cast<int64_t>(ce.getIgnoreIndex()),
-                                              LossReduction::none);
-      locals[ce.getResult()] = {r, labels};
-      return success();
-    }
-    Value sum = SoftmaxCrossEntropyOp::create(builder, loc, *lg, lbv,
-                                              static_cast<int64_t>(ce.getIgnoreIndex()),
-                                              LossReduction::sum);
-    if (ce.getReduction() == LossReduction::sum || posAxes.empty()) {
-      Layout out = Layout::replicated(0);
-      out.partial = posAxes;
-      if (ce.getReduction() == LossReduction::mean) // posAxes empty here
-        sum = SoftmaxCrossEntropyOp::create(builder, loc, *lg, lbv,
-                                            static_cast<int64_t>(ce.getIgnoreIndex()),
-                                            LossReduction::mean);
-      locals[ce.getResult()] = {sum, out};
-      return success();
-    }
-    // mean over split positions: all-reduce the sum and the count.
-    RankedTensorType scalar = typeOf(ce.getResult());
-    Value ignore = reshaper.constant(loc, lt, static_cast<int64_t>(ce.getIgnoreIndex()));
-    Value classes = reshaper.constant(
-        loc, lt, typeOf(ce.getLogits()).getShape().back());
-    Value zero = reshaper.constant(loc, lt, 0);
-    Value counted = SelectOp::create(
-        builder, loc,
-        CompareOp::create(builder, loc, CompareDirection::ne, lbv, ignore),
-        CompareOp::create(builder, loc, CompareDirection::ge, lbv, zero),
-        CompareOp::create(builder, loc, CompareDirection::ne, lbv, ignore));
-    counted = SelectOp::create(
-        builder, loc, counted,
-        CompareOp::create(builder, loc, CompareDirection::lt, lbv, classes),
-        counted);
-    Value ones = ConvertOp::create(
-        builder, loc, RankedTensorType::get(lt.getShape(),
-                                            scalar.getElementType()),
-        counted);
-    SmallVector<int64_t> all(lt.getRank());
-    for (int64_t d = 0; d < lt.getRank(); ++d)
-      all[d] = d;
-    Value count = ReduceOp::create(builder, loc, ReduceKind::sum, ones, all);
-    SmallVector<Attribute> axes(posAxes.begin(), posAxes.end());
-    ArrayAttr axesAttr = builder.getArrayAttr(axes);
-    Value totalSum = AllReduceOp::create(builder, loc, sum.getType(),
-                                         CollectiveKind::sum, sum, mesh.name(),
-                                         axesAttr);
-    Value totalCount =
-        AllReduceOp::create(builder, loc, count.getType(), CollectiveKind::sum,
-                            count, mesh.name(), axesAttr);
-    // mean = sum / max(count, 1): 0 when every position is ignored.
-    Value safe = MaxOp::create(builder, loc, totalCount,
-                               reshaper.constant(loc, scalar, 1.0));
-    Value mean = DivOp::create(builder, loc, totalSum, safe);
-    locals[ce.getResult()] = {mean, Layout::replicated(0)};
-    return success();
-  }
-  // scatter_add: the index dimensions are gathered (no partial: the base
-  // must be added once); the base's rows may stay split.
-  if (auto sc = dyn_cast<ScatterAddOp>(op)) {
-    handled = true;
-    Layout base = wanted(sc.getResult());
-    int64_t axis = sc.getAxis();
-    RankedTensorType bt = typeOf(sc.getBase());
-    if (!base.dims[axis].empty() &&
-        bt.getDimSize(axis) % mesh.size(base.dims[axis]) != 0)
-      base.dims[axis].clear();
-    Layout idx = Layout::replicated(typeOf(sc.getIndices()).getRank());
-    Layout upd = Layout::replicated(typeOf(sc.getUpdates()).getRank());
-    for (int64_t d = 0; d < axis; ++d)
-      upd.dims[d] = base.dims[d];
-    int64_t ir = typeOf(sc.getIndices()).getRank();
-    for (int64_t d = axis + 1; d < bt.getRank(); ++d)
-      upd.dims[d - 1 + ir] = base.dims[d];
-    FailureOr<Value> b = operandAs(loc, sc.getBase(), base);
-    FailureOr<Value> i = operandAs(loc, sc.getIndices(), idx);
-    FailureOr<Value> u = operandAs(loc, sc.getUpdates(), upd);
-    if (failed(b) || failed(i) || failed(u))
-      return failure();
-    Value indices = *i;
-    if (!base.dims[axis].empty()) {
-      RankedTensorType it = typeOf(indices);
-      Value block = reshaper.axisIndex(loc, base.dims[axis]);
-      Value off = MulOp::create(
-          builder, loc,
-          ConvertOp::create(builder, loc,
-                            RankedTensorType::get({}, it.getElementType()),
-                            block),
-          reshaper.constant(loc, RankedTensorType::get({}, it.getElementType()),
-                            typeOf(*b).getDimSize(axis)));
-      indices = SubOp::create(
-          builder, loc, indices,
-          BroadcastInDimOp::create(builder, loc, it, off, ArrayRef<int64_t>{}));
-    }
-    Value r = ScatterAddOp::create(builder, loc, *b, indices, *u, axis);
-    locals[sc.getResult()] = {r, base};
-    return success();
-  }
-  return success();
-}
-
 LogicalResult FunctionPartitioner::run() {
   MLIRContext *ctx = func.getContext();
   StringRef shardingName = TesselDialect::kShardingAttrName;
@@ -573,8 +390,6 @@ LogicalResult FunctionPartitioner::run() {
   func->setAttr(TesselDialect::kSpmdAttrName, mesh.ref());
   return success();
 }
-
-} // namespace
 
 LogicalResult mlir::tessel::partitionModule(ModuleOp module,
                                             const PartitionOptions &options) {
