@@ -27,7 +27,22 @@ llvm::Expected<LogicalRules> mlir::tessel::parseLogicalRules(StringRef json,
     return fail(source + ": rules must be a JSON object mapping logical axis "
                          "names to a mesh axis, a list of mesh axes, or null");
   LogicalRules rules;
-  for (const auto &[key, target] : *object) {
+  for (const auto &[key, entry] : *object) {
+    const llvm::json::Value *targetPtr = &entry;
+    if (const llvm::json::Object *detailed = entry.getAsObject()) {
+      targetPtr = detailed->get("axes");
+      if (!targetPtr)
+        return fail(source + ": rule '" + key.str() +
+                    "' is an object without \"axes\"");
+      if (const llvm::json::Value *p = detailed->get("priority")) {
+        std::optional<int64_t> priority = p->getAsInteger();
+        if (!priority || *priority < 0)
+          return fail(source + ": rule '" + key.str() +
+                      "' has a priority that is not a non-negative integer");
+        rules.priorities[key.str()] = *priority;
+      }
+    }
+    const llvm::json::Value &target = *targetPtr;
     std::vector<std::string> axes;
     if (std::optional<StringRef> one = target.getAsString()) {
       axes.push_back(one->str());
@@ -120,9 +135,21 @@ FailureOr<ShardingAttr> shardingFor(MeshOp mesh, ArrayAttr logical,
           axes.push_back(StringAttr::get(ctx, axis));
       }
     anyMapped |= !axes.empty();
+    // Activations (open unmapped dimensions) propagate after parameters and
+    // data (p1): a weight's split decides a matmul's output before a
+    // sequence-parallel activation does (Megatron's layout). A rule may say
+    // otherwise.
+    std::optional<int64_t> priority;
+    if (!axes.empty()) {
+      auto p = rules.priorities.find(name.str());
+      if (p != rules.priorities.end())
+        priority = p->second;
+      else if (openUnmapped)
+        priority = 1;
+    }
     dims.push_back(DimShardingAttr::get(ctx, axes,
                                         openUnmapped && axes.empty(),
-                                        std::nullopt));
+                                        priority));
   }
   if (!anyMapped && openUnmapped)
     return ShardingAttr();

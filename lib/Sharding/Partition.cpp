@@ -126,6 +126,32 @@ FunctionPartitioner::chooseFactors(Operation *op, OpShardingRuleAttr rule) {
   for (int64_t f = 0; f < n; ++f)
     if (!inOperands.contains(f) && !positionFree)
       assigned[f] = true; // stays unsplit
+  // A reduction factor every operand already splits the same way keeps that
+  // split: the result is left partial and resolved where used (a row-
+  // parallel matmul's reduce-scatter into a sequence-parallel region)
+  // rather than regathering the operands.
+  for (int64_t f = 0; f < n; ++f) {
+    if (!rule.isReduction(f) || assigned[f])
+      continue;
+    std::optional<AxisList> agreed;
+    bool consensus = true;
+    for (auto [v, m] : llvm::zip(op->getOperands(), rule.getOperands()))
+      for (auto [d, dim] : llvm::enumerate(m.getDims())) {
+        if (!llvm::is_contained(dim.getFactors(), f))
+          continue;
+        const AxisList &axes = locals.lookup(v).layout.dims[d];
+        if (dim.getFactors().size() != 1 || axes.empty() ||
+            (agreed && *agreed != axes))
+          consensus = false;
+        agreed = axes;
+      }
+    if (!consensus || !agreed ||
+        llvm::any_of(*agreed, [&](StringAttr a) { return used.contains(a); }))
+      continue;
+    factors[f] = *agreed;
+    assigned[f] = true;
+    used.insert(agreed->begin(), agreed->end());
+  }
   for (auto [r, m] : llvm::zip(op->getResults(), rule.getResults())) {
     Layout l = wanted(r);
     for (auto [d, dim] : llvm::enumerate(m.getDims()))

@@ -44,7 +44,9 @@ struct DimState {
   Axes axes;
   bool closed = false;
   bool user = false;
-  int64_t priority = kNoPriority;     ///< for ranking: the user's or inherited
+  /// For ranking: the user's, or inherited from the source; a dimension
+  /// without a priority ranks as p0.
+  int64_t priority = 0;
   int64_t userPriority = kNoPriority; ///< as annotated (what is printed)
   const Origin *origin = nullptr;
 };
@@ -130,7 +132,7 @@ private:
   llvm::DenseMap<Operation *, OpShardingRuleAttr> rules;
   std::deque<Origin> origins;
   std::vector<Conflict> conflicts;
-  int64_t phase = kNoPriority;
+  int64_t phase = 0;
 };
 
 LogicalResult Propagator::seed(Value v, ShardingAttr sharding, Location loc,
@@ -162,16 +164,16 @@ LogicalResult Propagator::seed(Value v, ShardingAttr sharding, Location loc,
       if (axes.size() > cur.axes.size())
         cur.axes = axes;
       cur.closed |= ds.isClosed();
-      cur.priority = std::min(cur.priority,
-                              ds.getPriority().value_or(kNoPriority));
-      cur.userPriority = cur.priority;
+      cur.priority = std::min(cur.priority, ds.getPriority().value_or(0));
+      if (ds.getPriority())
+        cur.userPriority = std::min(cur.userPriority, *ds.getPriority());
       continue;
     }
     cur.axes = axes;
     cur.closed = ds.isClosed();
     cur.user = true;
-    cur.priority = ds.getPriority().value_or(kNoPriority);
-    cur.userPriority = cur.priority;
+    cur.priority = ds.getPriority().value_or(0);
+    cur.userPriority = ds.getPriority().value_or(kNoPriority);
     cur.origin = origin;
   }
   return success();
@@ -361,7 +363,7 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
                  (x.tensor < nOperands
                       ? "operand #" + std::to_string(x.tensor)
                       : "result #" + std::to_string(x.tensor - nOperands)) +
-                 (x.priority == kNoPriority
+                 (x.priority == 0
                       ? ""
                       : " (p" + std::to_string(x.priority) + ")");
         };
@@ -472,10 +474,10 @@ ShardingAttr toAttr(MLIRContext *ctx, FlatSymbolRefAttr mesh,
     // The user's priority, or the one a propagated dimension inherited: a
     // second run then ranks conflicts exactly as the first (idempotence).
     std::optional<int64_t> priority;
-    int64_t p = ds.user && ds.priority == kNoPriority ? ds.userPriority
-                                                       : ds.priority;
-    if (!ds.axes.empty() && p != kNoPriority)
-      priority = p;
+    if (ds.user && ds.userPriority != kNoPriority)
+      priority = ds.userPriority;
+    else if (!ds.axes.empty() && ds.priority != 0)
+      priority = ds.priority;
     dims.push_back(DimShardingAttr::get(ctx, ds.axes, !ds.closed, priority));
   }
   return ShardingAttr::get(ctx, mesh, dims);
@@ -619,8 +621,8 @@ LogicalResult Propagator::run() {
     });
     if (check.wasInterrupted() || failed(seedFunction(func)))
       return failure();
-    // Priorities in order; annotations without one come last.
-    std::set<int64_t> priorities = {kNoPriority};
+    // Priorities in order; annotations without one rank as p0.
+    std::set<int64_t> priorities = {0};
     for (auto &[v, state] : states)
       for (const DimState &d : state.dims)
         if (d.user)

@@ -9,19 +9,19 @@ tessel.mesh @mesh ["dp"=2, "tp"=2]
 
 // Tests that tagged arguments get closed shardings, an axis is used once per
 // tensor, existing shardings are kept, and a tagged op gets a constraint whose
-// unmapped dimensions are open.
+// unmapped dimensions are open and mapped ones propagate at p1.
 // CHECK-LABEL: func.func @mlp
 // CHECK-SAME: tessel.sharding = #tessel.sharding<@mesh, [{"dp"}, {}]>
 // CHECK-SAME: tessel.sharding = #tessel.sharding<@mesh, [{}, {"tp"}]>
 // CHECK-SAME: tessel.sharding = #tessel.sharding<@mesh, [{"tp"}, {}]>
 // CHECK-SAME: tessel.sharding = #tessel.sharding<@mesh, [{"tp"}, {}]>
 // CHECK: %[[H:.*]] = tessel.dot_general
-// CHECK-NEXT: %[[C:.*]] = tessel.sharding_constraint %[[H]] <@mesh, [{"dp"}, {"tp"}]>
+// CHECK-NEXT: %[[C:.*]] = tessel.sharding_constraint %[[H]] <@mesh, [{"dp"}p1, {"tp"}p1]>
 // CHECK-NEXT: tessel.gelu %[[C]]
 // DP-LABEL: func.func @mlp
 // DP-SAME: [{"dp"}, {}]
 // DP-SAME: [{}, {}]
-// DP: tessel.sharding_constraint %{{.*}} <@mesh, [{"dp"}, {?}]>
+// DP: tessel.sharding_constraint %{{.*}} <@mesh, [{"dp"}p1, {?}]>
 func.func @mlp(%x: tensor<8x4xf32> {tessel.logical_axes = ["batch", "embed"]},
                %w1: tensor<4x16xf32> {tessel.logical_axes = ["embed", "mlp"]},
                %w2: tensor<16x4xf32> {tessel.logical_axes = ["mlp", "embed"]},

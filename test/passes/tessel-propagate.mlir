@@ -92,16 +92,16 @@ func.func @closed_untouched(%a: tensor<8x16xf32> {tessel.sharding = #tessel.shar
 
 tessel.mesh @mesh ["dp"=2, "tp"=4]
 
-// Tests priorities: p0 propagates before p1, so the shared value takes the
-// p0 sharding even though the p1 operand is larger.
-// Propagated dimensions carry the priority of the annotation they came from,
-// so that a second run ranks conflicts the same way.
+// Tests priorities: p1 propagates before p2, so the shared value takes the
+// p1 sharding even though the p2 operand is larger. Propagated dimensions
+// carry the priority of the annotation they came from (unless p0, the
+// default), so that a second run ranks conflicts the same way.
 // CHECK-LABEL: func.func @priorities
-// CHECK: tessel.add {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"tp", ?}p0]>}
-// CHECK: tessel.broadcast_in_dim {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"tp", ?}p0, {?}]>}
-// CHECK: tessel.add {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"tp", ?}p0, {?}]>}
-func.func @priorities(%small: tensor<8xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"tp"}p0]>},
-                      %big: tensor<8x64xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp"}p1, {}]>})
+// CHECK: tessel.add {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"tp", ?}p1]>}
+// CHECK: tessel.broadcast_in_dim {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"tp", ?}p1, {?}]>}
+// CHECK: tessel.add {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"tp", ?}p1, {?}]>}
+func.func @priorities(%small: tensor<8xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"tp"}p1]>},
+                      %big: tensor<8x64xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp"}p2, {}]>})
     -> tensor<8x64xf32> {
   %0 = tessel.add %small, %small : tensor<8xf32>
   %1 = tessel.broadcast_in_dim %0, dims = [0] : (tensor<8xf32>) -> tensor<8x64xf32>

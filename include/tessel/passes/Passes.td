@@ -29,7 +29,8 @@ def TesselApplyRulesPass : Pass<"tessel-apply-rules", "ModuleOp"> {
     every `tessel.logical_axes` tag into a sharding on the mesh: a closed
     `tessel.sharding` on function arguments and results that have none yet,
     and a `tessel.sharding_constraint` after each tagged op (unmapped
-    dimensions open, for propagation to fill). Give either `rules=FILE` or
+    dimensions open, for propagation to fill; mapped ones at priority p1, so
+    that parameters and data propagate first). Give either `rules=FILE` or
     `strategy=NAME` (a built-in: dp, fsdp, tp, tp-sp, dp-tp, dp-tp-sp,
     fsdp-tp; `tessel-models --print-strategy NAME` shows one).
   }];
@@ -52,9 +53,10 @@ def TesselPropagatePass : Pass<"tessel-propagate", "ModuleOp"> {
     every value of every function, through each op's sharding rule, to a
     fixed point. It:
       * never changes a closed user dimension, and only extends open ones;
-      * propagates user priorities in order (p0 first; dimensions without a
-        priority last), and within each priority first through pointwise ops,
-        then through the rest (broadcasts, contractions, reductions...);
+      * propagates user priorities in order (p0 first; a dimension without a
+        priority ranks as p0), and within each priority first through
+        pointwise ops, then through the rest (broadcasts, contractions,
+        reductions...);
       * resolves conflicting candidates for a factor by priority, then by
         keeping the larger tensor's sharding, then by operand order;
       * never uses a mesh axis twice in one tensor, and never shards a
@@ -94,6 +96,22 @@ def TesselPartitionPass : Pass<"tessel-partition", "ModuleOp"> {
   ];
   let dependentDialects = ["::mlir::tessel::TesselDialect",
                            "::mlir::func::FuncDialect"];
+}
+
+def TesselCommReportPass : Pass<"tessel-comm-report", "ModuleOp"> {
+  let summary = "Lists every collective of the per-device programs and its cost";
+  let description = [{
+    For each `tessel.spmd` function, prints (to standard output) every
+    collective with its axes, group size, element count, and the bytes each
+    device sends per call under ring algorithms: all-reduce 2(n-1)/n B;
+    all-gather, reduce-scatter and all-to-all (n-1)/n B (B the larger of the
+    input and output buffers); collective-permute and send B. Then totals
+    per kind and per function. `format=json` prints one JSON document.
+  }];
+  let options = [
+    Option<"format", "format", "std::string", /*default=*/"\"text\"",
+           "text or json">
+  ];
 }
 
 #endif // TESSEL_PASSES_PASSES_TD

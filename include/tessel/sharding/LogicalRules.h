@@ -3,6 +3,9 @@
 // A rules file maps the logical axis names models tag their tensors with to
 // mesh axes, as MaxText and T5X users write them:
 //   {"batch": "dp", "mlp": "tp", "heads": ["tp"], "embed": null}
+// A rule may also give the propagation priority of what it shards:
+//   {"embed": {"axes": "dp", "priority": 2}}
+// By default arguments propagate at p0 and activation constraints at p1.
 // Switching between DP, FSDP, TP and their mixes is a rules change.
 //
 //===----------------------------------------------------------------------===//
@@ -25,6 +28,9 @@ struct LogicalRules {
   /// Logical axis -> mesh axes, major to minor (empty: replicated). Ordered,
   /// so that diagnostics are deterministic.
   std::map<std::string, std::vector<std::string>, std::less<>> axes;
+  /// Logical axis -> propagation priority of the dimensions it shards, where
+  /// the rule gives one (`{"axes": "dp", "priority": 2}`).
+  std::map<std::string, int64_t, std::less<>> priorities;
 };
 
 llvm::Expected<LogicalRules> parseLogicalRules(StringRef json,

@@ -1,0 +1,142 @@
+//===- CommReport.cpp - --tessel-comm-report ------------------------------===//
+
+#include "tessel/dialects/tessel/TesselOps.h"
+#include "tessel/passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <map>
+
+#define DEBUG_TYPE "tessel-comm-report"
+
+namespace mlir::tessel {
+#define GEN_PASS_DEF_TESSELCOMMREPORTPASS
+#include "tessel/passes/Passes.h.inc"
+} // namespace mlir::tessel
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace {
+
+struct Entry {
+  std::string op, kind, axes, loc;
+  int64_t group = 1, elements = 0, bytes = 0;
+  double sent = 0;
+};
+
+int64_t bytesOf(Type t) {
+  auto tensor = cast<RankedTensorType>(t);
+  int64_t bits = tensor.getElementTypeBitWidth();
+  return tensor.getNumElements() * std::max<int64_t>(1, bits / 8);
+}
+
+std::string locString(Location loc) {
+  if (auto file = loc->findInstanceOf<FileLineColLoc>())
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+        .str();
+  return "?";
+}
+
+struct TesselCommReportPass
+    : tessel::impl::TesselCommReportPassBase<TesselCommReportPass> {
+  using TesselCommReportPassBase::TesselCommReportPassBase;
+
+  void runOnOperation() override {
+    if (format != "text" && format != "json") {
+      getOperation().emitError() << "format must be text or json";
+      return signalPassFailure();
+    }
+    llvm::json::Array functions;
+    for (func::FuncOp func : getOperation().getOps<func::FuncOp>()) {
+      auto meshRef = func->getAttrOfType<FlatSymbolRefAttr>(
+          TesselDialect::kSpmdAttrName);
+      MeshOp mesh = meshRef ? lookupMesh(func, meshRef) : MeshOp();
+      if (!mesh)
+        continue;
+      std::vector<Entry> entries;
+      func.walk([&](Operation *op) {
+        auto axesAttr = op->getAttrOfType<ArrayAttr>("axes");
+        if (!axesAttr || isa<AxisIndexOp, RecvOp>(op))
+          return;
+        Entry e;
+        e.op = op->getName().stripDialect().str();
+        if (auto k = op->getAttrOfType<IntegerAttr>("kind"))
+          e.kind = stringifyCollectiveKind(
+                       static_cast<CollectiveKind>(k.getInt()))
+                       .str();
+        e.axes = "[";
+        for (auto [i, a] : llvm::enumerate(axesAttr)) {
+          StringRef name = cast<StringAttr>(a).getValue();
+          e.axes += (i ? ", \"" : "\"") + name.str() + "\"";
+          e.group *= mesh.getAxisSize(name);
+        }
+        e.axes += "]";
+        e.loc = locString(op->getLoc());
+        Type in = op->getOperand(0).getType();
+        Type out = op->getNumResults() ? op->getResult(0).getType() : in;
+        e.elements = cast<RankedTensorType>(in).getNumElements();
+        e.bytes = std::max(bytesOf(in), bytesOf(out));
+        double n = e.group, fraction = (n - 1) / n;
+        if (isa<AllReduceOp>(op))
+          e.sent = 2 * fraction * e.bytes;
+        else if (isa<AllGatherOp, ReduceScatterOp, AllToAllOp>(op))
+          e.sent = fraction * e.bytes;
+        else
+          e.sent = e.bytes; // collective_permute, send
+        entries.push_back(e);
+      });
+      double total = 0;
+      std::map<std::string, std::pair<int64_t, double>> byKind;
+      for (const Entry &e : entries) {
+        total += e.sent;
+        byKind[e.op].first++;
+        byKind[e.op].second += e.sent;
+      }
+      if (format == "json") {
+        llvm::json::Array list;
+        for (const Entry &e : entries)
+          list.push_back(llvm::json::Object{
+              {"op", e.op}, {"kind", e.kind}, {"axes", e.axes},
+              {"group", e.group}, {"elements", e.elements},
+              {"bytes", e.bytes}, {"sent_bytes", int64_t(e.sent)},
+              {"loc", e.loc}});
+        functions.push_back(llvm::json::Object{
+            {"function", func.getSymName()},
+            {"mesh", mesh.getSymName()},
+            {"collectives", std::move(list)},
+            {"total_sent_bytes", int64_t(total)}});
+        continue;
+      }
+      llvm::raw_ostream &os = llvm::outs();
+      os << "// Communication of @" << func.getSymName() << " on @"
+         << mesh.getSymName() << ", per device per call\n";
+      os << llvm::format("%-22s %-14s %5s %12s %12s %14s  %s\n", "collective",
+                         "axes", "group", "elements", "bytes", "sent bytes",
+                         "location");
+      for (const Entry &e : entries)
+        os << llvm::format("%-22s %-14s %5lld %12lld %12lld %14.0f  %s\n",
+                           (e.op + (e.kind.empty() ? "" : " " + e.kind))
+                               .c_str(),
+                           e.axes.c_str(), (long long)e.group,
+                           (long long)e.elements, (long long)e.bytes, e.sent,
+                           e.loc.c_str());
+      for (const auto &[kind, stats] : byKind)
+        os << llvm::format("total %-16s %lld collectives, %.0f bytes sent\n",
+                           kind.c_str(), (long long)stats.first,
+                           stats.second);
+      os << llvm::format("total: %zu collectives, %.0f bytes sent per device\n",
+                         entries.size(), total);
+    }
+    if (format == "json")
+      llvm::outs() << llvm::formatv(
+                          "{0:2}", llvm::json::Value(llvm::json::Object{
+                                       {"functions", std::move(functions)}}))
+                   << "\n";
+  }
+};
+} // namespace
