@@ -10,7 +10,7 @@ config.name = "TESSEL"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
-                   "fuzz_broken_inputs.py"]
+                   "fuzz_broken_inputs.py", "check_partition.py", "check_propagation.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tessel_obj_root, "test")
 
@@ -29,6 +29,7 @@ tools = [
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 config.substitutions.append(("%tessel_src", config.tessel_src_root))
+config.substitutions.append(("%tessel_bin", config.tessel_tools_dir))
 config.substitutions.append(("%PYTHON", sys.executable))
 
 if config.tessel_have_cuda:
