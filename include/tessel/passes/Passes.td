@@ -114,4 +114,25 @@ def TesselCommReportPass : Pass<"tessel-comm-report", "ModuleOp"> {
   ];
 }
 
+def TesselOptimizeCollectivesPass
+    : Pass<"tessel-optimize-collectives", "ModuleOp"> {
+  let summary = "Combines, folds and cancels collectives without changing results";
+  let description = [{
+    On per-device (`tessel.spmd`) functions:
+      * an all-reduce whose only use takes this device's block along one
+        dimension over the same axes becomes a reduce-scatter;
+      * an all-gather followed by taking this device's block over the same
+        axes and dimension cancels (the block is the all-gather's operand);
+      * all-reduces (sum, same mesh, axes and element type) of at most
+        `bucket-bytes` each, with no use of one between them, are combined
+        into one all-reduce of their concatenation (gradient bucketing);
+      * collectives whose results are unused are removed.
+    The differential tests run with and without this pass.
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"1 << 20",
+           "Largest all-reduce (bytes per device) that is bucketed">
+  ];
+}
+
 #endif // TESSEL_PASSES_PASSES_TD

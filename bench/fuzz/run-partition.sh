@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Differential fuzzing of --tessel-partition (and --tessel-optimize-
+# collectives) over many random programs; the suite runs 2 x 40.
+# Usage: bench/fuzz/run-partition.sh [N] [SEEDS...]
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+N=${1:-500}
+shift || true
+SEEDS=("$@")
+[ ${#SEEDS[@]} -eq 0 ] && SEEDS=(3 4 5 6)
+status=0
+for seed in "${SEEDS[@]}"; do
+  python3 "$ROOT/test/partition/check_partition.py" --bin "$ROOT/build/bin" \
+    --random "$N" --seed "$seed" | tail -1 || status=1
+  python3 "$ROOT/test/partition/check_partition.py" --bin "$ROOT/build/bin" \
+    --random "$N" --seed "$seed" --optimize | tail -1 || status=1
+done
+exit $status
