@@ -71,6 +71,23 @@ def main():
         print("| %d | %.3f | %.3f | %.0f | %.3f | %.3f | %.0f |" % (
             n, t[0], t[1], t[2], u[0], u[1], u[2]))
 
+    print()
+    print("Propagate + partition (whole tool, to /dev/null):")
+    print()
+    print("| layers | tessel-opt wall s | tessel MiB | mlir-opt wall s | "
+          "mlir-opt MiB |")
+    print("|---|---|---|---|---|")
+    for n in (625, 1250, 2500, 5000):
+        t = measure([opt, "--tessel-propagate", "--tessel-partition",
+                     os.path.join(tmp, "tessel-%d.mlir" % n), "-o",
+                     os.devnull], o.runs)
+        u = measure([o.mlir_opt, "--pass-pipeline=builtin.module(func.func("
+                     "sharding-propagation,shard-partition))",
+                     os.path.join(tmp, "linalg-%d.mlir" % n), "-o",
+                     os.devnull], o.runs)
+        print("| %d | %.3f | %.0f | %.3f | %.0f |" % (n, t[0], t[2], u[0],
+                                                      u[2]))
+
     gpt = os.path.join(tmp, "gpt96.mlir")
     subprocess.run([models, "gpt", "--layers", "96", "--hidden", "1024",
                     "--heads", "16", "--vocab", "50257", "--seq", "1024",
@@ -83,6 +100,9 @@ def main():
     print("GPT forward, 96 layers, hidden 1024 (%d ops), dp=2 x tp=4, "
           "strategy dp-tp: tessel-opt wall %.3f s, propagation pass %.3f s, "
           "%.0f MiB" % (ops, t[0], t[1], t[2]))
+    t = measure([opt, "--tessel-propagate", "--tessel-partition", gpt, "-o",
+                 os.devnull], o.runs)
+    print("  propagate + partition: wall %.3f s, %.0f MiB" % (t[0], t[2]))
 
 
 if __name__ == "__main__":
