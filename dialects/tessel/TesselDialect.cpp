@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "tessel/support/Random.h"
 
@@ -14,8 +15,22 @@ using namespace mlir::tessel;
 #include "tessel/dialects/tessel/TesselDialect.cpp.inc"
 #include "tessel/dialects/tessel/TesselEnums.cpp.inc"
 
+namespace {
+/// Every tessel op may be inlined: none depends on its enclosing function.
+struct TesselInlinerInterface : public DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+  bool isLegalToInline(Region *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
+
 void TesselDialect::initialize() {
   registerAttributes();
+  addInterfaces<TesselInlinerInterface>();
   addOperations<
 #define GET_OP_LIST
 #include "tessel/dialects/tessel/TesselOps.cpp.inc"

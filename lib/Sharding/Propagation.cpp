@@ -132,6 +132,7 @@ private:
   llvm::DenseMap<Operation *, OpShardingRuleAttr> rules;
   std::deque<Origin> origins;
   std::vector<Conflict> conflicts;
+  std::set<std::string> conflictKeys;
   int64_t phase = 0;
 };
 
@@ -367,7 +368,11 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
                       ? ""
                       : " (p" + std::to_string(x.priority) + ")");
         };
-        conflicts.push_back({op, f, side(*best), side(c), reason});
+        Conflict conflict{op, f, side(*best), side(c), reason};
+        std::string key = std::to_string(reinterpret_cast<uintptr_t>(op)) +
+                          "/" + conflict.kept + "/" + conflict.dropped;
+        if (conflictKeys.insert(key).second) // once per op and pair
+          conflicts.push_back(std::move(conflict));
       }
     }
     chosen[f] = std::move(axes);
@@ -583,17 +588,30 @@ void Propagator::printExplanation(func::FuncOp func) {
     OpShardingRuleAttr rule = ruleOf(op);
     if (!rule)
       return;
+    // A reduction factor every operand splits the same way stays split in
+    // partitioning (the result is partial); one the operands disagree on is
+    // gathered instead.
     Axes partial;
-    for (auto [t, m] : llvm::enumerate(rule.getOperands())) {
-      auto it = states.find(op->getOperand(t));
-      if (it == states.end())
+    for (int64_t f = 0; f < rule.getNumFactors(); ++f) {
+      if (!rule.isReduction(f))
         continue;
-      for (auto [d, dim] : llvm::enumerate(m.getDims()))
-        if (dim.getFactors().size() == 1 &&
-            rule.isReduction(dim.getFactors()[0]))
-          for (StringAttr a : it->second.dims[d].axes)
-            if (!llvm::is_contained(partial, a))
-              partial.push_back(a);
+      std::optional<Axes> agreed;
+      bool consensus = true;
+      for (auto [t, m] : llvm::enumerate(rule.getOperands()))
+        for (auto [d, dim] : llvm::enumerate(m.getDims())) {
+          if (!llvm::is_contained(dim.getFactors(), f))
+            continue;
+          auto it = states.find(op->getOperand(t));
+          Axes axes = it == states.end() ? Axes() : it->second.dims[d].axes;
+          if (dim.getFactors().size() != 1 || axes.empty() ||
+              (agreed && *agreed != axes))
+            consensus = false;
+          agreed = axes;
+        }
+      if (consensus && agreed)
+        for (StringAttr a : *agreed)
+          if (!llvm::is_contained(partial, a))
+            partial.push_back(a);
     }
     if (!partial.empty())
       os << "    partial: the results of '" << op->getName()

@@ -1,4 +1,5 @@
 // RUN: tessel-opt %s --split-input-file --tessel-propagate | FileCheck %s
+// RUN: tessel-opt %s --split-input-file --tessel-propagate=explain=true -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 
 tessel.mesh @mesh ["dp"=2, "tp"=4]
 
@@ -113,14 +114,21 @@ func.func @priorities(%small: tensor<8xf32> {tessel.sharding = #tessel.sharding<
 
 tessel.mesh @mesh ["dp"=2, "tp"=4]
 
-// Tests the size heuristic without priorities: operands disagree; the
-// larger tensor's sharding wins on the result.
+// Tests the size heuristic without priorities: a broadcast's operand and
+// result disagree on their shared factor (tp on the 64-element operand, dp on
+// the 512-element result, from a larger neighbour); the larger tensor's
+// sharding wins and the operand's closed annotation stays as written.
+// EXPLAIN: conflict at 'tessel.add' ({{.*}}), factor 0: kept {"tp"} of operand #0 (p1) over {"dp"} of operand #1 (p2): higher priority
+// EXPLAIN-NOT: conflict at 'tessel.add'
+// EXPLAIN: conflict at 'tessel.broadcast_in_dim' ({{.*}}), factor 0: kept {"dp"} of result #0 over {"tp"} of operand #0: larger tensor (512 vs 64 elements)
 // CHECK-LABEL: func.func @conflict_by_size
-// CHECK: tessel.dot_general {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"dp", ?}, {?}]>}
-func.func @conflict_by_size(%x: tensor<64x16xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp"}, {}]>},
-                            %w: tensor<16x4xf32> {tessel.sharding = #tessel.sharding<@mesh, [{}, {"dp"}]>}) -> tensor<64x4xf32> {
-  %0 = tessel.dot_general %x, %w, batching = [] x [], contracting = [1] x [0] : (tensor<64x16xf32>, tensor<16x4xf32>) -> tensor<64x4xf32>
-  return %0 : tensor<64x4xf32>
+// CHECK: tessel.broadcast_in_dim {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"dp", ?}, {?}]>}
+// CHECK: tessel.add {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"dp", ?}, {?}]>}
+func.func @conflict_by_size(%small: tensor<64xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"tp"}]>},
+                            %big: tensor<64x8xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp"}, {}]>}) -> tensor<64x8xf32> {
+  %0 = tessel.broadcast_in_dim %small, dims = [0] : (tensor<64xf32>) -> tensor<64x8xf32>
+  %1 = tessel.add %0, %big : tensor<64x8xf32>
+  return %1 : tensor<64x8xf32>
 }
 
 // -----
