@@ -2,6 +2,8 @@
 
 #include "Reshard.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::tessel;
 
@@ -147,6 +149,42 @@ FailureOr<Value> Resharder::reshard(Location loc, Value local,
       cur.dims[i] = iAfter;
       cur.dims[j] = jAfter;
     }
+  }
+
+  // The same axes in another order on one dimension: every device's block
+  // moves to the device that holds that block index under the new order,
+  // one collective-permute (even dimensions only).
+  for (int64_t d = 0; d < rank; ++d) {
+    const AxisList &c = cur.dims[d], &t = to.dims[d];
+    if (c == t || c.size() != t.size() || c.size() < 2 ||
+        !std::is_permutation(c.begin(), c.end(), t.begin()) ||
+        global.getDimSize(d) % mesh.size(c) != 0)
+      continue;
+    // Group index over `c` (in c's order) of the device whose coordinates
+    // give block `k` when read in `order`.
+    auto indexOf = [&](int64_t k, ArrayRef<StringAttr> order) {
+      llvm::SmallDenseMap<StringAttr, int64_t> coord;
+      for (int64_t i = static_cast<int64_t>(order.size()) - 1; i >= 0; --i) {
+        int64_t n = mesh.size(order[i]);
+        coord[order[i]] = k % n;
+        k /= n;
+      }
+      int64_t g = 0;
+      for (StringAttr a : c)
+        g = g * mesh.size(a) + coord[a];
+      return g;
+    };
+    // Every block moves (a block that stays is a pair to itself: the
+    // permute gives zeros where nothing arrives).
+    SmallVector<int64_t> pairs;
+    for (int64_t k = 0, n = mesh.size(c); k < n; ++k) {
+      pairs.push_back(indexOf(k, c));
+      pairs.push_back(indexOf(k, t));
+    }
+    local = CollectivePermuteOp::create(b, loc, local.getType(), local,
+                                        mesh.ref(), axesAttr(b, c),
+                                        b.getDenseI64ArrayAttr(pairs));
+    cur.dims[d] = t;
   }
 
   // First drop axes (all-gathers), then add axes (local slices): an axis

@@ -4,7 +4,8 @@
 // collectives: partial -> all-reduce (reduce-scatter when the target splits
 // a dimension over exactly the partial axes), dropped axes -> all-gather,
 // added axes -> a local slice at axis_index (no communication), an axis
-// moving from the minor end of one dimension to another -> all-to-all.
+// moving from the minor end of one dimension to another -> all-to-all, the
+// same axes of one dimension in another order -> collective-permute.
 //
 //===----------------------------------------------------------------------===//
 

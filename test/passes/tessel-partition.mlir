@@ -103,3 +103,18 @@ func.func @remat(%x: tensor<8xf32> {tessel.sharding = #tessel.sharding<@mesh, [{
     -> (tensor<8xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"tp"}]>}) {
   return %x : tensor<8xf32>
 }
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=3]
+
+// Tests that the same axes of a dimension in another order are one
+// collective-permute: block k moves from the device that holds it under
+// (dp, tp) to the one that holds it under (tp, dp).
+// CHECK-LABEL: func.func @reorder_axes
+// CHECK: tessel.collective_permute %{{.*}} on @mesh ["dp", "tp"], pairs = [0 -> 0, 1 -> 3, 2 -> 1, 3 -> 4, 4 -> 2, 5 -> 5] : tensor<2x2xf32>
+// CHECK-NOT: tessel.all_gather
+func.func @reorder_axes(%x: tensor<12x2xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp", "tp"}, {}]>})
+    -> (tensor<12x2xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"tp", "dp"}, {}]>}) {
+  return %x : tensor<12x2xf32>
+}
