@@ -86,7 +86,10 @@ class Gen:
         r = self.rng
         kind = r.choice(["unary", "binary", "broadcast", "transpose",
                          "reshape", "dot", "reduce", "softmax", "slice",
-                         "concat", "cumsum", "constraint", "norm", "gather"])
+                         "concat", "cumsum", "constraint", "norm", "gather",
+                         "pad", "layer_norm", "select", "one_hot", "top_k",
+                         "iota", "cross_entropy", "scatter", "dropout",
+                         "convert", "binary2"])
         if kind == "unary":
             v, s = self.pick()
             op = r.choice(["exp", "tanh", "neg", "relu"])
@@ -192,6 +195,100 @@ class Gen:
             return self.emit("tessel.gather %s[%s], axis = 0 : (%s, tensor<%d"
                              "xi32>) -> %s" % (v, idx, self.ty(s), n,
                                                self.ty(out)), out)
+        if kind == "pad":
+            v, s = self.pick(1)
+            d = r.randint(0, len(s) - 1)
+            lo, hi = [0] * len(s), [0] * len(s)
+            lo[d], hi[d] = r.randint(0, 2), r.randint(1, 2)
+            out = [x + lo[i] + hi[i] for i, x in enumerate(s)]
+            return self.emit("tessel.pad %s, low = [%s], high = [%s], value = "
+                             "1.5 : (%s) -> %s" % (
+                                 v, ", ".join(map(str, lo)),
+                                 ", ".join(map(str, hi)), self.ty(s),
+                                 self.ty(out)), out)
+        if kind == "layer_norm":
+            v, s = self.pick(1)
+            g, gs = self.arg([s[-1]])
+            bb, _ = self.arg([s[-1]])
+            return self.emit("tessel.layer_norm %s, %s, %s, epsilon = 1.0e-05"
+                             " : %s, %s" % (v, g, bb, self.ty(s), self.ty(gs)),
+                             s)
+        if kind == "select":
+            v, s = self.pick()
+            same = [x for x in self.values if x[1] == s]
+            w, _ = r.choice(same)
+            p = self.fresh()
+            self.lines.append("  %s = tessel.compare %s, %s, %s : %s" % (
+                p, r.choice(["lt", "ge", "ne"]), v, w, self.ty(s)))
+            pt = "tensor<%si1>" % "".join("%dx" % d for d in s)
+            return self.emit("tessel.select %s, %s, %s : %s, %s" % (
+                p, v, w, pt, self.ty(s)), s)
+        if kind == "one_hot":
+            n = self.dim()
+            idx = "%%a%d" % len(self.args)
+            self.args.append("%s: tensor<%dxi32>" % (idx, n))
+            depth = r.choice([3, 4, 8])
+            out = [n, depth]
+            return self.emit("tessel.one_hot %s : (tensor<%dxi32>) -> %s" % (
+                idx, n, self.ty(out)), out)
+        if kind == "top_k":
+            v, s = self.pick(1)
+            k = r.randint(1, s[-1])
+            out = list(s[:-1]) + [k]
+            res = self.fresh()
+            self.lines.append("  %s:2 = tessel.top_k %s, k = %d : (%s) -> "
+                              "(%s, tensor<%si32>)" % (
+                                  res, v, k, self.ty(s), self.ty(out),
+                                  "".join("%dx" % d for d in out)))
+            self.values.append((res + "#0", out))
+            return
+        if kind == "iota":
+            out = [self.dim() for _ in range(r.randint(1, 2))]
+            return self.emit("tessel.iota dim = %d : %s" % (
+                r.randint(0, len(out) - 1), self.ty(out)), out)
+        if kind == "cross_entropy":
+            v, s = self.pick(2)
+            lab = "%%a%d" % len(self.args)
+            lt = "tensor<%si32>" % "".join("%dx" % d for d in s[:-1])
+            self.args.append("%s: %s" % (lab, lt))
+            red = r.choice(["mean", "sum", "none"])
+            out = list(s[:-1]) if red == "none" else []
+            return self.emit(
+                "tessel.softmax_cross_entropy %s, %s, ignore_index = -100, "
+                "reduction = %s : (%s, %s) -> %s" % (
+                    v, lab, red, self.ty(s), lt, self.ty(out)), out)
+        if kind == "scatter":
+            v, s = self.pick(1)
+            n = self.dim()
+            idx = "%%a%d" % len(self.args)
+            self.args.append("%s: tensor<%dxi32>" % (idx, n))
+            u, us = self.arg([n] + list(s[1:]))
+            return self.emit("tessel.scatter_add %s[%s], %s, axis = 0 : (%s, "
+                             "tensor<%dxi32>, %s) -> %s" % (
+                                 v, idx, u, self.ty(s), n, self.ty(us),
+                                 self.ty(s)), s)
+        if kind == "dropout":
+            seed = "%%a%d" % len(self.args)
+            self.args.append("%s: tensor<i64>" % seed)
+            out = [self.dim() for _ in range(r.randint(1, 3))]
+            return self.emit("tessel.dropout_mask %s, rate = 0.25 : "
+                             "(tensor<i64>) -> %s" % (seed, self.ty(out)),
+                             out)
+        if kind == "convert":
+            v, s = self.pick()
+            w = self.fresh()
+            f64 = "tensor<%sf64>" % "".join("%dx" % d for d in s)
+            self.lines.append("  %s = tessel.convert %s : (%s) -> %s" % (
+                w, v, self.ty(s), f64))
+            return self.emit("tessel.convert %s : (%s) -> %s" % (
+                w, f64, self.ty(s)), s)
+        if kind == "binary2":
+            v, s = self.pick()
+            same = [x for x in self.values if x[1] == s]
+            w, _ = r.choice(same)
+            op = r.choice(["sub", "div", "min"])
+            return self.emit("tessel.%s %s, %s : %s" % (op, v, w, self.ty(s)),
+                             s)
         if kind == "constraint":
             v, s = self.pick(1)
             res = self.fresh()

@@ -9,9 +9,10 @@ Two sources of broken input:
     boundaries), and every mutant applies 1-3 random edits (delete a span,
     insert a token, change a number or a type, duplicate, drop or swap lines,
     truncate) drawn from a fixed RNG seed. A mutant may be valid; then
-    tessel-opt must exit 0. A third of the mutants also run through
-    --tessel-strip-shardings --canonicalize --cse (folders see odd IR), a
-    third through --tessel-propagate=explain=true.
+    tessel-opt must exit 0. Mutants rotate through four pipelines: parse
+    only; --tessel-strip-shardings --canonicalize --cse (folders see odd
+    IR); --tessel-propagate=explain=true; propagate, partition, optimize
+    collectives and the comm report.
 
 Any exit by signal, any exit code other than 0/1, any run over the time limit,
 or an exit 1 whose errors lack a location fails the test; the offending input
@@ -138,7 +139,9 @@ def main():
     opts = parser.parse_args()
     os.makedirs(opts.out, exist_ok=True)
     pipelines = [[], ["--tessel-strip-shardings", "--canonicalize", "--cse"],
-                 ["--tessel-propagate=explain=true"]]
+                 ["--tessel-propagate=explain=true"],
+                 ["--tessel-propagate", "--tessel-partition",
+                  "--tessel-optimize-collectives", "--tessel-comm-report"]]
 
     jobs = []  # (path, args, must_fail)
     if opts.hand_written:
