@@ -8,6 +8,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <cmath>
 #include <map>
 
 #define DEBUG_TYPE "tessel-comm-report"
@@ -24,6 +25,7 @@ namespace {
 
 struct Entry {
   std::string op, kind, axes, loc;
+  std::vector<std::string> axisNames;
   int64_t group = 1, elements = 0, bytes = 0;
   double sent = 0;
 };
@@ -72,6 +74,7 @@ struct TesselCommReportPass
         e.axes = "[";
         for (auto [i, a] : llvm::enumerate(axesAttr)) {
           StringRef name = cast<StringAttr>(a).getValue();
+          e.axisNames.push_back(name.str());
           e.axes += (i ? ", \"" : "\"") + name.str() + "\"";
           e.group *= mesh.getAxisSize(name);
         }
@@ -101,15 +104,16 @@ struct TesselCommReportPass
         llvm::json::Array list;
         for (const Entry &e : entries)
           list.push_back(llvm::json::Object{
-              {"op", e.op}, {"kind", e.kind}, {"axes", e.axes},
+              {"op", e.op}, {"kind", e.kind},
+              {"axes", llvm::json::Array(e.axisNames)},
               {"group", e.group}, {"elements", e.elements},
-              {"bytes", e.bytes}, {"sent_bytes", int64_t(e.sent)},
+              {"bytes", e.bytes}, {"sent_bytes", std::llround(e.sent)},
               {"loc", e.loc}});
         functions.push_back(llvm::json::Object{
             {"function", func.getSymName()},
             {"mesh", mesh.getSymName()},
             {"collectives", std::move(list)},
-            {"total_sent_bytes", int64_t(total)}});
+            {"total_sent_bytes", std::llround(total)}});
         continue;
       }
       llvm::raw_ostream &os = llvm::outs();

@@ -334,12 +334,10 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
       builder.setInsertionPoint(gather);
       Value idx = gather.getIndices();
       RankedTensorType it = typeOf(idx);
-      Value block = reshaper.axisIndex(loc, tableAxes);
+      Value block =
+          reshaper.axisIndex(loc, tableAxes, it.getElementType());
       Value off = MulOp::create(
-          builder, loc, ConvertOp::create(builder, loc,
-                                          RankedTensorType::get(
-                                              {}, it.getElementType()),
-                                          block),
+          builder, loc, block,
           reshaper.constant(loc, RankedTensorType::get({}, it.getElementType()),
                             typeOf(gather.getTable()).getDimSize(axis)));
       Value offs = BroadcastInDimOp::create(builder, loc, it, off,
@@ -423,23 +421,45 @@ LogicalResult mlir::tessel::partitionModule(ModuleOp module,
        llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
     if (func.isExternal() || func->hasAttr(TesselDialect::kSpmdAttrName))
       continue;
-    // The function's mesh: the one its shardings name.
+    // The function's mesh: the one its shardings name (all of them).
     MeshOp mesh;
-    auto consider = [&](ShardingAttr s) -> LogicalResult {
+    auto consider = [&](ShardingAttr s, Location loc) -> LogicalResult {
       if (!s)
         return success();
       MeshOp m = lookupMesh(func, s.getMesh());
       if (mesh && m != mesh)
-        return func.emitError() << "uses two meshes, @" << mesh.getSymName()
-                                << " and @" << m.getSymName()
-                                << "; partition one mesh per function";
+        return emitError(loc) << "uses mesh " << s.getMesh() << " where @"
+                              << func.getSymName() << " already uses @"
+                              << mesh.getSymName()
+                              << "; partition one mesh per function";
       mesh = m;
       return success();
     };
-    for (unsigned a = 0; a < func.getNumArguments(); ++a)
-      if (failed(consider(func.getArgAttrOfType<ShardingAttr>(
-              a, TesselDialect::kShardingAttrName))))
-        return failure();
+    auto considerAttr = [&](Attribute attr, Location loc) -> LogicalResult {
+      if (auto array = dyn_cast_or_null<ArrayAttr>(attr)) {
+        for (Attribute a : array)
+          if (failed(consider(dyn_cast<ShardingAttr>(a), loc)))
+            return failure();
+        return success();
+      }
+      return consider(dyn_cast_or_null<ShardingAttr>(attr), loc);
+    };
+    StringRef name = TesselDialect::kShardingAttrName;
+    bool bad = false;
+    for (unsigned a = 0; a < func.getNumArguments() && !bad; ++a)
+      bad = failed(considerAttr(func.getArgAttr(a, name),
+                                func.getArgument(a).getLoc()));
+    for (unsigned r = 0; r < func.getNumResults() && !bad; ++r)
+      bad = failed(considerAttr(func.getResultAttr(r, name), func.getLoc()));
+    func.walk([&](Operation *op) {
+      if (bad || op == func)
+        return;
+      bad = failed(considerAttr(op->getAttr(name), op->getLoc()));
+      if (auto c = dyn_cast<ShardingConstraintOp>(op); c && !bad)
+        bad = failed(consider(c.getSharding(), op->getLoc()));
+    });
+    if (bad)
+      return failure();
     if (!mesh)
       continue; // nothing sharded: nothing to partition
     WalkResult walk = func.walk([&](Operation *op) -> WalkResult {

@@ -140,9 +140,7 @@ FunctionPartitioner::partitionCrossEntropy(SoftmaxCrossEntropyOp ce) {
         rowwise(ReduceKind::sum, ExpOp::create(builder, loc, shifted)),
         CollectiveKind::sum);
     // The target logit lies on one device: the others contribute zero.
-    Value block = ConvertOp::create(
-        builder, loc, RankedTensorType::get({}, lt.getElementType()),
-        reshaper.axisIndex(loc, classAxes));
+    Value block = reshaper.axisIndex(loc, classAxes, lt.getElementType());
     Value offset = MulOp::create(
         builder, loc, block,
         reshaper.constant(loc, RankedTensorType::get({}, lt.getElementType()),
@@ -234,8 +232,8 @@ LogicalResult FunctionPartitioner::partitionScatterAdd(ScatterAddOp sc) {
   if (!base.dims[axis].empty()) {
     RankedTensorType it = typeOf(indices);
     auto scalar = RankedTensorType::get({}, it.getElementType());
-    Value block = ConvertOp::create(builder, loc, scalar,
-                                    reshaper.axisIndex(loc, base.dims[axis]));
+    Value block =
+        reshaper.axisIndex(loc, base.dims[axis], it.getElementType());
     Value off = MulOp::create(
         builder, loc, block,
         reshaper.constant(loc, scalar, typeOf(*b).getDimSize(axis)));

@@ -37,10 +37,16 @@ Value Resharder::constant(Location loc, RankedTensorType type, double value) {
   return ConstantOp::create(b, loc, DenseElementsAttr::get(type, scalar));
 }
 
-Value Resharder::axisIndex(Location loc, ArrayRef<StringAttr> axes) {
-  return AxisIndexOp::create(b, loc,
-                             RankedTensorType::get({}, b.getI32Type()),
-                             mesh.ref(), axesAttr(b, axes));
+Value Resharder::axisIndex(Location loc, ArrayRef<StringAttr> axes,
+                           Type elementType) {
+  if (!elementType)
+    elementType = b.getI32Type();
+  Value index = AxisIndexOp::create(b, loc, RankedTensorType::get({}, b.getI32Type()),
+                                    mesh.ref(), axesAttr(b, axes));
+  if (elementType == b.getI32Type())
+    return index;
+  return ConvertOp::create(b, loc, RankedTensorType::get({}, elementType),
+                           index);
 }
 
 Value Resharder::sliceBlock(Location loc, Value local, int64_t dim,
@@ -189,7 +195,6 @@ FailureOr<Value> Resharder::reshard(Location loc, Value local,
 
   // First drop axes (all-gathers), then add axes (local slices): an axis
   // that moves between dimensions must be gathered before it splits again.
-  SmallVector<bool> rematerialized(rank, false);
   for (int64_t d = 0; d < rank; ++d) {
     const AxisList &c = cur.dims[d], &t = to.dims[d];
     if (c == t)

@@ -33,8 +33,10 @@ public:
   Value maskPadding(Location loc, Value local, const Layout &layout,
                     RankedTensorType global, int64_t dim, double fill);
 
-  /// A 0-d i32 tensor: this device's group index over `axes`.
-  Value axisIndex(Location loc, ArrayRef<StringAttr> axes);
+  /// A 0-d tensor (i32, or `elementType`): this device's group index over
+  /// `axes`.
+  Value axisIndex(Location loc, ArrayRef<StringAttr> axes,
+                  Type elementType = {});
   /// `local` restricted along `dim` to block `block` (an i32 scalar) of size
   /// `size`; positions past the end read as zero.
   Value sliceBlock(Location loc, Value local, int64_t dim, Value block,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Property checks of --tessel-propagate.
 
-  --random N --seed S: generates N random programs (random meshes of 1-3
+  --random N --seed S: generates N random programs (random meshes of 1-4
     axes, random shapes, ops of every rule kind, random annotations: open and
     closed dimensions, several axes per dimension, priorities, sharding
     constraints, result annotations), propagates them, and checks that
@@ -25,9 +25,11 @@ class Gen:
         self.n = 0
         self.lines = []
         self.args = []
-        k = rng.randint(1, 3)
-        self.axes = rng.sample(["x", "y", "z"], k)
-        self.sizes = {a: rng.choice([2, 3, 4]) for a in self.axes}
+        k = rng.choice([1, 1, 2, 2, 3, 4])
+        self.axes = rng.sample(["x", "y", "z", "w"], k)
+        # Four axes of 2 (16 devices) keep the interpreter's threads few.
+        self.sizes = {a: 2 if k == 4 else rng.choice([2, 3, 4])
+                      for a in self.axes}
         self.values = []  # (name, shape)
         self.constraints = set()
         self.closed = []  # (value name, dim, axes) user-closed dims
