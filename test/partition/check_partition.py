@@ -59,14 +59,15 @@ class Checker:
             return self.fail(label, "partition failed: " + r.stderr[-1500:])
         ref = propagated_path + ".ref"
         r = run([self.tool("tessel-interp"), propagated_path, "--func", "f",
-                 "--seed", str(seed), "--save", ref] if self.o.random else
+                 "--seed", str(seed), "--save", ref]
+                if self.o.random or self.o.files else
                 [self.tool("tessel-interp"), propagated_path, "--seed",
                  str(seed), "--save", ref])
         if r.returncode:
             return self.fail(label, "reference run failed: " + r.stderr[-800:])
         cmd = [self.tool("tessel-interp"), part, "--seed", str(seed),
                "--expect", ref, "--rtol", rtol, "--atol", atol]
-        if self.o.random:
+        if self.o.random or self.o.files:
             cmd[2:2] = ["--func", "f"]
         r = run(cmd)
         if r.returncode:
@@ -104,6 +105,17 @@ class Checker:
             # small errors (a missing padding mask) a loose one would not.
             self.case(label, base + ".prop.mlir", 1, rtol="1e-6", atol="1e-7")
 
+    def files(self, paths):
+        for path in paths:
+            label = os.path.basename(path)
+            base = os.path.join(self.tmp, label)
+            r = run([self.tool("tessel-opt"), path, "--tessel-propagate", "-o",
+                     base + ".prop.mlir"])
+            if r.returncode:
+                self.fail(label, r.stderr[-800:])
+                continue
+            self.case(label, base + ".prop.mlir", 7)
+
     def random(self, n, seed):
         rng = random.Random(seed)
         for i in range(n):
@@ -126,12 +138,16 @@ def main():
     p.add_argument("--models", action="store_true")
     p.add_argument("--random", type=int, default=0)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--files", nargs="*", default=[],
+                   help="programs (a function @f) to check, e.g. regressions")
     p.add_argument("--optimize", action="store_true",
                    help="also run --tessel-optimize-collectives")
     o = p.parse_args()
     c = Checker(o)
     if o.models:
         c.models()
+    if o.files:
+        c.files(o.files)
     if o.random:
         c.random(o.random, o.seed)
     print("%d passed, %d failed" % (c.passed, c.failed))
