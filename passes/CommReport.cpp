@@ -36,14 +36,6 @@ int64_t bytesOf(Type t) {
   return tensor.getNumElements() * std::max<int64_t>(1, bits / 8);
 }
 
-std::string locString(Location loc) {
-  if (auto file = loc->findInstanceOf<FileLineColLoc>())
-    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
-            Twine(file.getColumn()))
-        .str();
-  return "?";
-}
-
 struct TesselCommReportPass
     : tessel::impl::TesselCommReportPassBase<TesselCommReportPass> {
   using TesselCommReportPassBase::TesselCommReportPassBase;
@@ -79,7 +71,7 @@ struct TesselCommReportPass
           e.group *= mesh.getAxisSize(name);
         }
         e.axes += "]";
-        e.loc = locString(op->getLoc());
+        e.loc = locationString(op->getLoc());
         Type in = op->getOperand(0).getType();
         Type out = op->getNumResults() ? op->getResult(0).getType() : in;
         e.elements = cast<RankedTensorType>(in).getNumElements();

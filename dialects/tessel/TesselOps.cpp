@@ -436,3 +436,30 @@ int64_t mlir::tessel::indexedRange(
   }
   return bound;
 }
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+Value mlir::tessel::createSplat(OpBuilder &builder, Location loc,
+                                RankedTensorType type, double value) {
+  Attribute scalar;
+  if (auto ft = dyn_cast<FloatType>(type.getElementType())) {
+    APFloat v(value);
+    bool lost;
+    v.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    scalar = builder.getFloatAttr(ft, v);
+  } else {
+    scalar = builder.getIntegerAttr(type.getElementType(),
+                                    static_cast<int64_t>(value));
+  }
+  return ConstantOp::create(builder, loc, DenseElementsAttr::get(type, scalar));
+}
+
+std::string mlir::tessel::locationString(Location loc) {
+  if (auto file = loc->findInstanceOf<FileLineColLoc>())
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+        .str();
+  return "unknown location";
+}

@@ -64,18 +64,7 @@ func::FuncOp Emitter::finish(ArrayRef<Value> results,
 }
 
 Value Emitter::splat(ArrayRef<int64_t> shape, double value, Type elt) {
-  RankedTensorType type = tensor(shape, elt);
-  Attribute scalar;
-  if (auto ft = dyn_cast<FloatType>(type.getElementType())) {
-    APFloat v(value);
-    bool lost;
-    v.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-    scalar = builder.getFloatAttr(ft, v);
-  } else {
-    scalar = builder.getIntegerAttr(type.getElementType(),
-                                    static_cast<int64_t>(value));
-  }
-  return op<ConstantOp>(DenseElementsAttr::get(type, scalar));
+  return createSplat(builder, location, tensor(shape, elt), value);
 }
 
 Value Emitter::matmul(Value x, Value w, int64_t wDim) {

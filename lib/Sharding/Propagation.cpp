@@ -73,14 +73,6 @@ std::string str(ArrayRef<StringAttr> axes) {
   return s + "}";
 }
 
-std::string locString(Location loc) {
-  if (auto file = loc->findInstanceOf<FileLineColLoc>())
-    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
-            Twine(file.getColumn()))
-        .str();
-  return "unknown location";
-}
-
 class Propagator {
 public:
   Propagator(ModuleOp module, const PropagationOptions &options)
@@ -144,7 +136,7 @@ LogicalResult Propagator::seed(Value v, ShardingAttr sharding, Location loc,
                           << sharding.getMesh() << " but it is already on "
                           << t.mesh;
   t.mesh = sharding.getMesh();
-  const Origin *origin = newOrigin({what + " (" + locString(loc) + ")", {},
+  const Origin *origin = newOrigin({what + " (" + locationString(loc) + ")", {},
                                     nullptr});
   for (auto [d, ds] : llvm::enumerate(sharding.getDims())) {
     DimState &cur = t.dims[d];
@@ -575,7 +567,7 @@ void Propagator::printExplanation(func::FuncOp func) {
       }
       os << "from " << name(ds.origin->from) << " through '"
          << ds.origin->via->getName() << "' ("
-         << locString(ds.origin->via->getLoc()) << "); origin: "
+         << locationString(ds.origin->via->getLoc()) << "); origin: "
          << ds.origin->root << "\n";
     }
   };
@@ -622,7 +614,7 @@ void Propagator::printExplanation(func::FuncOp func) {
     if (c.op->getParentOfType<func::FuncOp>() != func)
       continue;
     os << "conflict at '" << c.op->getName() << "' ("
-       << locString(c.op->getLoc()) << "), factor " << c.factor << ": kept "
+       << locationString(c.op->getLoc()) << "), factor " << c.factor << ": kept "
        << c.kept << " over " << c.dropped << ": " << c.reason << "\n";
   }
 }

@@ -24,17 +24,7 @@ static std::string str(ArrayRef<StringAttr> axes) {
 }
 
 Value Resharder::constant(Location loc, RankedTensorType type, double value) {
-  Attribute scalar;
-  if (auto ft = dyn_cast<FloatType>(type.getElementType())) {
-    APFloat v(value);
-    bool lost;
-    v.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-    scalar = b.getFloatAttr(ft, v);
-  } else {
-    scalar = b.getIntegerAttr(type.getElementType(),
-                              static_cast<int64_t>(value));
-  }
-  return ConstantOp::create(b, loc, DenseElementsAttr::get(type, scalar));
+  return createSplat(b, loc, type, value);
 }
 
 Value Resharder::axisIndex(Location loc, ArrayRef<StringAttr> axes,

@@ -36,6 +36,15 @@ LogicalResult verifyShardingFor(ShardingAttr sharding, Type type,
                                 function_ref<InFlightDiagnostic()> emitError,
                                 StringRef what);
 
+/// A splat `tessel.constant` of `type` holding `value` (rounded to nearest
+/// even for floats, truncated for integers).
+Value createSplat(OpBuilder &builder, Location loc, RankedTensorType type,
+                  double value);
+
+/// "file:line:col" of `loc` (or "unknown location"), for messages that are
+/// not diagnostics (reports, explanations).
+std::string locationString(Location loc);
+
 /// The number of rows an integer value indexes where it is used as gather or
 /// scatter indices, cross-entropy labels or one_hot input (the smallest over
 /// its uses), or -1 if it indexes nothing. `globalType` maps a value to its
