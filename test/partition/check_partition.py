@@ -4,7 +4,7 @@ by tessel-interp, one thread per device) equals the unpartitioned one.
 
   --models: the reference models on the reference meshes (mlp, gpt, llama
     x dp=4, tp=4, dp=2 x tp=2, tp=2 with sequence parallelism, FSDP over
-    dp=4, tp=3 uneven; gpt with vocabulary 50257 on dp=2 x tp=4).
+    dp=4, tp=3 uneven; gpt and llama with vocabulary 50257 on dp=2 x tp=4).
   --random N --seed S: N random programs (random meshes of 1-4 axes, random
     shapes including non-divisible ones, random annotations; the generator of
     test/passes/check_propagation.py).
@@ -84,10 +84,15 @@ class Checker:
     def models(self):
         cases = [(m, mesh, s) for m in MODELS for mesh, s in MESHES]
         cases.append(("gpt-vocab50257", "dp=2,tp=4", "dp-tp"))
+        cases.append(("llama-vocab50257", "dp=2,tp=4", "dp-tp"))
+        big_vocab = {
+            "gpt-vocab50257": "gpt --layers 1 --hidden 16 --heads 4 --vocab "
+                              "50257 --seq 4 --batch 2",
+            "llama-vocab50257": "llama --layers 1 --hidden 16 --heads 4 "
+                                "--kv-heads 2 --vocab 50257 --seq 4 --batch 2",
+        }
         for model, mesh, strategy in cases:
-            flags = MODELS.get(model) or (
-                "gpt --layers 1 --hidden 16 --heads 4 --vocab 50257 --seq 4 "
-                "--batch 2")
+            flags = MODELS.get(model) or big_vocab[model]
             label = "%s %s %s" % (model, mesh, strategy)
             base = os.path.join(self.tmp, re.sub(r"\W", "_", label))
             r = run([self.tool("tessel-models")] + flags.split() +
