@@ -5,7 +5,9 @@
 #  2. generate a small GPT, shard it for a dp=2 x tp=2 mesh by the built-in
 #     dp-tp rules, propagate the shardings (with their explanation summary),
 #     and run it in the reference interpreter: its loss at initialization is
-#     close to ln(vocab).
+#     close to ln(vocab);
+#  3. partition it into the per-device program, print its communication,
+#     run it on 4 ranks and check it computes the single-device loss.
 # Later stages (partitioning, training steps, native code) extend this job.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -32,4 +34,12 @@ echo "propagated: $(grep -o 'tessel.sharding = ' "$WORK/gpt.propagated.mlir" | w
   "$(grep -c '^    partial:' "$WORK/gpt.explain.txt") ops leave partial sums" \
   "(details: $WORK/gpt.explain.txt)"
 echo "== its loss at initialization in the reference interpreter (ln 256 = 5.545)"
-"$BIN/tessel-interp" "$WORK/gpt.propagated.mlir" --seed 0 --print
+"$BIN/tessel-interp" "$WORK/gpt.propagated.mlir" --seed 0 --print \
+  --save "$WORK/gpt.reference.safetensors"
+echo
+echo "== partitioned for 4 devices (Megatron tensor parallelism x data parallelism)"
+"$BIN/tessel-opt" "$WORK/gpt.propagated.mlir" --tessel-partition \
+  --tessel-optimize-collectives --tessel-comm-report -o "$WORK/gpt.partitioned.mlir"
+echo "== the partitioned program on 4 ranks against the single-device loss"
+"$BIN/tessel-interp" "$WORK/gpt.partitioned.mlir" --seed 0 \
+  --expect "$WORK/gpt.reference.safetensors" --rtol 1e-6 --atol 1e-7
