@@ -135,4 +135,20 @@ def TesselOptimizeCollectivesPass
   ];
 }
 
+def TesselGradPass : Pass<"tessel-grad", "ModuleOp"> {
+  let summary = "Adds the reverse-mode gradient of a loss function";
+  let description = [{
+    For `func=NAME` (default `forward`), whose first result is a scalar
+    float loss, adds `@NAME_grad(args...) -> (loss, d loss / d arg for every
+    float argument)` (results named `loss` and `grad.<argument name>`),
+    built from each op's vector-Jacobian product (lib/Autodiff/Vjp.cpp).
+    The training-step builder uses the same machinery.
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"\"forward\"",
+           "The loss function to differentiate">
+  ];
+  let dependentDialects = ["::mlir::tessel::TesselDialect"];
+}
+
 #endif // TESSEL_PASSES_PASSES_TD

@@ -1,0 +1,31 @@
+//===- Grad.cpp - --tessel-grad -------------------------------------------===//
+
+#include "tessel/autodiff/Autodiff.h"
+#include "tessel/passes/Passes.h"
+
+#define DEBUG_TYPE "tessel-grad"
+
+namespace mlir::tessel {
+#define GEN_PASS_DEF_TESSELGRADPASS
+#include "tessel/passes/Passes.h.inc"
+} // namespace mlir::tessel
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace {
+struct TesselGradPass : tessel::impl::TesselGradPassBase<TesselGradPass> {
+  using TesselGradPassBase::TesselGradPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto forward = module.lookupSymbol<func::FuncOp>(funcName);
+    if (!forward) {
+      module.emitError() << "no function @" << funcName << " to differentiate";
+      return signalPassFailure();
+    }
+    if (failed(buildGradient(forward, funcName + "_grad")))
+      signalPassFailure();
+  }
+};
+} // namespace
