@@ -7,8 +7,10 @@
 #     and run it in the reference interpreter: its loss at initialization is
 #     close to ln(vocab);
 #  3. partition it into the per-device program, print its communication,
-#     run it on 4 ranks and check it computes the single-device loss.
-# Later stages (partitioning, training steps, native code) extend this job.
+#     run it on 4 ranks and check it computes the single-device loss;
+#  4. differentiate it (--tessel-grad), partition the backward pass too and
+#     check the loss and every parameter gradient on 4 ranks.
+# Later stages (training steps, native code) extend this job.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 tessel_install_packages
@@ -43,3 +45,18 @@ echo "== partitioned for 4 devices (Megatron tensor parallelism x data paralleli
 echo "== the partitioned program on 4 ranks against the single-device loss"
 "$BIN/tessel-interp" "$WORK/gpt.partitioned.mlir" --seed 0 \
   --expect "$WORK/gpt.reference.safetensors" --rtol 1e-6 --atol 1e-7
+echo
+echo "== the backward pass: differentiate (--tessel-grad), propagate, partition;"
+echo "== loss and every parameter gradient on 4 ranks against the single device"
+"$BIN/tessel-opt" "$WORK/gpt.mlir" --tessel-grad=func=forward --tessel-propagate \
+  -o "$WORK/gpt.grad.mlir"
+"$BIN/tessel-interp" "$WORK/gpt.grad.mlir" --func forward_grad --seed 0 \
+  --save "$WORK/gpt.grad.reference.safetensors" > /dev/null
+"$BIN/tessel-opt" "$WORK/gpt.grad.mlir" --tessel-partition --tessel-optimize-collectives \
+  -o "$WORK/gpt.grad.partitioned.mlir"
+"$BIN/tessel-interp" "$WORK/gpt.grad.partitioned.mlir" --func forward_grad --seed 0 \
+  --expect "$WORK/gpt.grad.reference.safetensors" --rtol 1e-5 --atol 1e-7 \
+  > "$WORK/gpt.grad.compare.txt"
+echo "$(grep -c '^match' "$WORK/gpt.grad.compare.txt") outputs match (loss + gradients);" \
+  "largest abs error $(grep -o 'max abs err [^,]*' "$WORK/gpt.grad.compare.txt" |
+    awk '{print $4}' | sort -g | tail -n 1) (details: $WORK/gpt.grad.compare.txt)"

@@ -8,9 +8,11 @@ by tessel-interp, one thread per device) equals the unpartitioned one.
   --random N --seed S: N random programs (random meshes of 1-4 axes, random
     shapes including non-divisible ones, random annotations; the generator of
     test/passes/check_propagation.py).
+  --grad (with --models): differentiate each model first (--tessel-grad)
+    and compare the loss and every parameter gradient of @forward_grad.
 Each case: propagate, partition (optionally optimize collectives), run both
 programs from the same seed, compare every output (f32: rtol 1e-6, atol
-1e-7 for the models' losses; rtol 1e-4, atol 1e-5 for random programs, whose
+1e-7 for the models' losses; rtol 1e-5, atol 1e-7 for gradients; rtol 1e-4, atol 1e-5 for random programs, whose
 values can grow large). Prints one line per case and "N passed, M failed".
 """
 import argparse
@@ -58,17 +60,15 @@ class Checker:
         if r.returncode:
             return self.fail(label, "partition failed: " + r.stderr[-1500:])
         ref = propagated_path + ".ref"
-        r = run([self.tool("tessel-interp"), propagated_path, "--func", "f",
-                 "--seed", str(seed), "--save", ref]
-                if self.o.random or self.o.files else
-                [self.tool("tessel-interp"), propagated_path, "--seed",
-                 str(seed), "--save", ref])
+        func = ["--func", "f"] if self.o.random or self.o.files else []
+        if self.o.grad:
+            func = ["--func", "forward_grad"]
+        r = run([self.tool("tessel-interp"), propagated_path, "--seed",
+                 str(seed), "--save", ref] + func)
         if r.returncode:
             return self.fail(label, "reference run failed: " + r.stderr[-800:])
         cmd = [self.tool("tessel-interp"), part, "--seed", str(seed),
-               "--expect", ref, "--rtol", rtol, "--atol", atol]
-        if self.o.random or self.o.files:
-            cmd[2:2] = ["--func", "f"]
+               "--expect", ref, "--rtol", rtol, "--atol", atol] + func
         r = run(cmd)
         if r.returncode:
             return self.fail(label, (r.stdout + r.stderr)[-1500:])
@@ -101,10 +101,17 @@ class Checker:
             if r.returncode:
                 self.fail(label, r.stderr)
                 continue
-            r = run([self.tool("tessel-opt"), base + ".mlir",
-                     "--tessel-propagate", "-o", base + ".prop.mlir"])
+            grad = ["--tessel-grad=func=forward"] if self.o.grad else []
+            r = run([self.tool("tessel-opt"), base + ".mlir"] + grad +
+                    ["--tessel-propagate", "-o", base + ".prop.mlir"])
             if r.returncode:
                 self.fail(label, r.stderr)
+                continue
+            if self.o.grad:
+                # Gradients: each partial sum is added in a different order
+                # on N ranks, and many entries are tiny.
+                self.case(label, base + ".prop.mlir", 1, rtol="1e-5",
+                          atol="1e-7")
                 continue
             # The models' losses agree to rounding: a tight tolerance catches
             # small errors (a missing padding mask) a loose one would not.
@@ -145,6 +152,9 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--files", nargs="*", default=[],
                    help="programs (a function @f) to check, e.g. regressions")
+    p.add_argument("--grad", action="store_true",
+                   help="differentiate the models first (--tessel-grad) and "
+                        "compare loss and every gradient")
     p.add_argument("--optimize", action="store_true",
                    help="also run --tessel-optimize-collectives")
     o = p.parse_args()
