@@ -10,6 +10,8 @@ by tessel-interp, one thread per device) equals the unpartitioned one.
     test/passes/check_propagation.py).
   --grad (with --models): differentiate each model first (--tessel-grad)
     and compare the loss and every parameter gradient of @forward_grad.
+  --train OPTIONS (with --models): build @train_step (--tessel-train-step=
+    OPTIONS) and compare new parameters, optimizer state, loss and norm.
 Each case: propagate, partition (optionally optimize collectives), run both
 programs from the same seed, compare every output (f32: rtol 1e-6, atol
 1e-7 for the models' losses; rtol 1e-5, atol 1e-7 for gradients; rtol 1e-4, atol 1e-5 for random programs, whose
@@ -63,6 +65,8 @@ class Checker:
         func = ["--func", "f"] if self.o.random or self.o.files else []
         if self.o.grad:
             func = ["--func", "forward_grad"]
+        if self.o.train:
+            func = ["--func", "train_step"]
         r = run([self.tool("tessel-interp"), propagated_path, "--seed",
                  str(seed), "--save", ref] + func)
         if r.returncode:
@@ -102,12 +106,14 @@ class Checker:
                 self.fail(label, r.stderr)
                 continue
             grad = ["--tessel-grad=func=forward"] if self.o.grad else []
+            if self.o.train:
+                grad = ["--tessel-train-step=" + self.o.train]
             r = run([self.tool("tessel-opt"), base + ".mlir"] + grad +
                     ["--tessel-propagate", "-o", base + ".prop.mlir"])
             if r.returncode:
                 self.fail(label, r.stderr)
                 continue
-            if self.o.grad:
+            if self.o.grad or self.o.train:
                 # Gradients: each partial sum is added in a different order
                 # on N ranks, and many entries are tiny.
                 self.case(label, base + ".prop.mlir", 1, rtol="1e-5",
@@ -155,6 +161,9 @@ def main():
     p.add_argument("--grad", action="store_true",
                    help="differentiate the models first (--tessel-grad) and "
                         "compare loss and every gradient")
+    p.add_argument("--train", default="",
+                   help="build a train step with these --tessel-train-step "
+                        "options first and compare its every output")
     p.add_argument("--optimize", action="store_true",
                    help="also run --tessel-optimize-collectives")
     o = p.parse_args()

@@ -25,6 +25,37 @@ LogicalResult buildVjp(OpBuilder &builder, Operation *op,
 /// from `forward`, whose first result is the scalar loss.
 FailureOr<func::FuncOp> buildGradient(func::FuncOp forward, StringRef name);
 
+/// The optimizer and schedule of a training step.
+struct TrainStepOptions {
+  enum class Optimizer { SGD, AdamW };
+  Optimizer optimizer = Optimizer::AdamW;
+  double lr = 1e-3;
+  /// Linear warm-up over this many steps, then cosine decay to
+  /// `lr * minLrRatio` at `totalSteps` (no decay when totalSteps is 0).
+  int64_t warmupSteps = 0;
+  int64_t totalSteps = 0;
+  double minLrRatio = 0.1;
+  double momentum = 0.9; // SGD
+  double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8; // AdamW
+  /// Decoupled weight decay, applied to parameters of rank >= 2 only
+  /// (norm scales and biases are not decayed).
+  double weightDecay = 0.0;
+  /// Global-norm clipping threshold; 0 disables clipping.
+  double clipNorm = 0.0;
+  /// Arguments that are data rather than parameters, by tessel.name. Integer
+  /// arguments and arguments with a "batch" logical axis are always data.
+  SmallVector<std::string> batchNames;
+};
+
+/// Builds `@name(params..., opt_state..., batch..., step) -> (new params...,
+/// new opt_state..., loss, grad_norm)` from `forward`, whose first result is
+/// the scalar loss. `step` (i32, 0 for the first update) drives the
+/// learning-rate schedule and AdamW's bias correction. Optimizer state
+/// arguments are named `<opt>.<slot>.<param>` and carry their parameter's
+/// sharding and logical axes.
+FailureOr<func::FuncOp> buildTrainStep(func::FuncOp forward, StringRef name,
+                                       const TrainStepOptions &options);
+
 } // namespace mlir::tessel
 
 #endif // TESSEL_AUTODIFF_AUTODIFF_H

@@ -151,4 +151,46 @@ def TesselGradPass : Pass<"tessel-grad", "ModuleOp"> {
   let dependentDialects = ["::mlir::tessel::TesselDialect"];
 }
 
+def TesselTrainStepPass : Pass<"tessel-train-step", "ModuleOp"> {
+  let summary = "Builds a training step (forward, backward, optimizer update)";
+  let description = [{
+    From `@FUNC(params..., batch...) -> loss` adds `@train_step(params...,
+    opt_state..., batch..., step) -> (new params..., new opt_state..., loss,
+    grad_norm)`: reverse-mode gradients (as --tessel-grad), the global
+    gradient norm with optional clipping, a learning-rate schedule (linear
+    warm-up then cosine decay, from `step`) and an SGD-with-momentum or AdamW
+    update (bias correction, decoupled weight decay on parameters of rank >= 2
+    only). Parameters are the float arguments without a "batch" logical axis
+    that are not listed in `batch`; optimizer state is in master precision
+    (f32; f64 for f64 parameters) and carries its
+    parameter's sharding, so partitioning the step partitions the update.
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"\"forward\"",
+           "The loss function to train">,
+    Option<"stepName", "name", "std::string", /*default=*/"\"train_step\"",
+           "Name of the generated function">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "adamw | sgd">,
+    Option<"lr", "lr", "double", /*default=*/"1e-3", "Peak learning rate">,
+    Option<"warmup", "warmup", "int64_t", /*default=*/"0",
+           "Linear warm-up steps">,
+    Option<"totalSteps", "total-steps", "int64_t", /*default=*/"0",
+           "Cosine decay ends here (0: constant after warm-up)">,
+    Option<"minLrRatio", "min-lr-ratio", "double", /*default=*/"0.1",
+           "Final learning rate as a fraction of lr">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9", "SGD momentum">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
+    Option<"epsilon", "epsilon", "double", /*default=*/"1e-8", "AdamW epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "Decoupled weight decay (parameters of rank >= 2)">,
+    Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
+           "Global gradient-norm clipping threshold (0: off)">,
+    ListOption<"batchNames", "batch", "std::string",
+               "Float arguments (by tessel.name) that are data, not parameters">
+  ];
+  let dependentDialects = ["::mlir::tessel::TesselDialect"];
+}
+
 #endif // TESSEL_PASSES_PASSES_TD

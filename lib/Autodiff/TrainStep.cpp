@@ -1,0 +1,313 @@
+//===- TrainStep.cpp - forward function to training step -----------------===//
+//
+// The training step is one function: the forward and backward (from
+// buildGradient), the global gradient norm and clipping, the learning-rate
+// schedule and the optimizer update. Written in tessel ops only, it is
+// propagated and partitioned as a whole (GSPMD-style), so gradient
+// all-reduces and the norm's cross-shard reduction come out of partitioning.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessel/autodiff/Autodiff.h"
+#include "tessel/dialects/tessel/TesselOps.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace {
+
+bool isFloatTensor(Type t) {
+  auto rt = dyn_cast<RankedTensorType>(t);
+  return rt && isa<FloatType>(rt.getElementType());
+}
+
+/// Emits the scalar and per-tensor arithmetic of the update, in the master
+/// precision (f32, or f64 when a parameter is f64).
+struct Emitter {
+  OpBuilder &b;
+  Location loc;
+  RankedTensorType scalar; // rank 0, master precision
+
+  Value cst(double v) { return createSplat(b, loc, scalar, v); }
+  Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return SubOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return MulOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) { return MinOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return MaxOp::create(b, loc, x, y); }
+  Value sqrt(Value x) { return SqrtOp::create(b, loc, x); }
+  /// `scalar` (rank 0) converted and broadcast to `like`'s type.
+  Value splat(Value scalar, Value like) {
+    auto t = cast<RankedTensorType>(like.getType());
+    auto st = cast<RankedTensorType>(scalar.getType());
+    if (st.getElementType() != t.getElementType())
+      scalar = ConvertOp::create(b, loc, st.clone(t.getElementType()), scalar);
+    return BroadcastInDimOp::create(b, loc, t, scalar, ArrayRef<int64_t>{});
+  }
+  Value scale(Value x, Value scalar) { return mul(x, splat(scalar, x)); }
+  Value toMaster(Value x) {
+    auto t = cast<RankedTensorType>(x.getType());
+    if (t.getElementType() == scalar.getElementType())
+      return x;
+    return ConvertOp::create(b, loc, t.clone(scalar.getElementType()), x);
+  }
+  Value sumAll(Value x) {
+    auto t = cast<RankedTensorType>(x.getType());
+    return ReduceOp::create(b, loc, ReduceKind::sum, x,
+                            llvm::to_vector(llvm::seq<int64_t>(0, t.getRank())));
+  }
+};
+
+/// Learning rate at update `t` (1-based, master-precision scalar): linear warm-up, then
+/// cosine decay to lr * minLrRatio at totalSteps.
+Value learningRate(Emitter &e, Value t, const TrainStepOptions &o) {
+  Value lr = e.cst(o.lr);
+  if (o.warmupSteps > 0)
+    lr = e.mul(lr, e.min(e.cst(1.0), e.div(t, e.cst(o.warmupSteps))));
+  if (o.totalSteps > o.warmupSteps) {
+    Value progress =
+        e.div(e.sub(t, e.cst(o.warmupSteps)),
+              e.cst(static_cast<double>(o.totalSteps - o.warmupSteps)));
+    progress = e.max(e.cst(0.0), e.min(e.cst(1.0), progress));
+    Value cosine = CosOp::create(e.b, e.loc, e.mul(progress, e.cst(M_PI)));
+    // minRatio + (1 - minRatio) * (1 + cos) / 2
+    Value factor = e.add(e.cst(o.minLrRatio),
+                         e.mul(e.cst((1.0 - o.minLrRatio) * 0.5),
+                               e.add(e.cst(1.0), cosine)));
+    lr = e.mul(lr, factor);
+  }
+  return lr;
+}
+
+} // namespace
+
+FailureOr<func::FuncOp>
+mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
+                             const TrainStepOptions &options) {
+  if (options.lr <= 0 || options.clipNorm < 0 || options.weightDecay < 0 ||
+      options.warmupSteps < 0 || options.totalSteps < 0)
+    return forward.emitError()
+           << "train step options out of range: lr must be > 0; clip-norm, "
+              "weight-decay, warmup and total-steps must be >= 0";
+  MLIRContext *ctx = forward.getContext();
+  Location loc = forward.getLoc();
+  unsigned numArgs = forward.getNumArguments();
+
+  // Which arguments are parameters.
+  SmallVector<bool> isParam(numArgs, false);
+  for (unsigned a = 0; a < numArgs; ++a) {
+    if (!isFloatTensor(forward.getArgumentTypes()[a]))
+      continue;
+    auto argName =
+        forward.getArgAttrOfType<StringAttr>(a, TesselDialect::kNameAttrName);
+    if (argName && llvm::is_contained(options.batchNames, argName.str()))
+      continue;
+    auto axes = forward.getArgAttrOfType<ArrayAttr>(
+        a, TesselDialect::kLogicalAxesAttrName);
+    bool batchAxis = axes && llvm::any_of(axes, [](Attribute x) {
+                       auto s = dyn_cast<StringAttr>(x);
+                       return s && s.getValue() == "batch";
+                     });
+    isParam[a] = !batchAxis;
+  }
+  SmallVector<unsigned> params, data;
+  for (unsigned a = 0; a < numArgs; ++a)
+    (isParam[a] ? params : data).push_back(a);
+  if (params.empty())
+    return forward.emitError()
+           << "has no parameters to train; hint: parameters are the float "
+              "arguments without a \"batch\" logical axis that are not "
+              "named in batch=";
+
+  // The gradient function, built beside `forward` and inlined below.
+  std::string gradName = (name + ".__grad").str();
+  FailureOr<func::FuncOp> grad = buildGradient(forward, gradName);
+  if (failed(grad))
+    return failure();
+  auto eraseGrad = llvm::make_scope_exit([&] { (*grad)->erase(); });
+
+  bool adam = options.optimizer == TrainStepOptions::Optimizer::AdamW;
+  SmallVector<StringRef> slots =
+      adam ? SmallVector<StringRef>{"m", "v"} : SmallVector<StringRef>{"mom"};
+  StringRef optName = adam ? "adamw" : "sgd";
+
+  // Signature: params, opt state (per slot, per param), data, step.
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+  auto attrsOf = [&](unsigned a) { return forward.getArgAttrDict(a); };
+  auto paramName = [&](unsigned a) -> std::string {
+    auto n =
+        forward.getArgAttrOfType<StringAttr>(a, TesselDialect::kNameAttrName);
+    return n ? n.str() : "arg" + std::to_string(a);
+  };
+  OpBuilder b(ctx);
+  bool anyF64 = llvm::any_of(params, [&](unsigned a) {
+    return cast<RankedTensorType>(forward.getArgumentTypes()[a])
+        .getElementType()
+        .isF64();
+  });
+  Type master = anyF64 ? Type(b.getF64Type()) : Type(b.getF32Type());
+  Emitter e{b, loc, RankedTensorType::get({}, master)};
+  for (unsigned a : params) {
+    argTypes.push_back(forward.getArgumentTypes()[a]);
+    argAttrs.push_back(attrsOf(a));
+  }
+  for (StringRef slot : slots)
+    for (unsigned a : params) {
+      // Optimizer state is in master precision with its parameter's
+      // sharding and logical axes.
+      auto t = cast<RankedTensorType>(forward.getArgumentTypes()[a]);
+      argTypes.push_back(t.clone(master));
+      NamedAttrList attrs(attrsOf(a));
+      attrs.set(TesselDialect::kNameAttrName,
+                b.getStringAttr(optName + "." + slot + "." + paramName(a)));
+      attrs.set(TesselDialect::kInitAttrName, b.getStringAttr("zeros"));
+      argAttrs.push_back(attrs.getDictionary(ctx));
+    }
+  for (unsigned a : data) {
+    argTypes.push_back(forward.getArgumentTypes()[a]);
+    argAttrs.push_back(attrsOf(a));
+  }
+  auto i32 = RankedTensorType::get({}, b.getI32Type());
+  argTypes.push_back(i32);
+  argAttrs.push_back(b.getDictionaryAttr(
+      {b.getNamedAttr(TesselDialect::kNameAttrName, b.getStringAttr("step")),
+       b.getNamedAttr(TesselDialect::kInitAttrName,
+                      b.getStringAttr("zeros"))}));
+
+  SmallVector<Type> resultTypes;
+  SmallVector<std::string> resultNames;
+  for (unsigned a : params) {
+    resultTypes.push_back(forward.getArgumentTypes()[a]);
+    resultNames.push_back(paramName(a));
+  }
+  for (StringRef slot : slots)
+    for (unsigned a : params) {
+      resultTypes.push_back(
+          cast<RankedTensorType>(forward.getArgumentTypes()[a])
+              .clone(master));
+      resultNames.push_back((optName + "." + slot + "." + paramName(a)).str());
+    }
+  auto lossType = cast<RankedTensorType>(forward.getResultTypes()[0]);
+  resultTypes.push_back(lossType);
+  resultNames.push_back("loss");
+  resultTypes.push_back(e.scalar);
+  resultNames.push_back("grad_norm");
+
+  b.setInsertionPointAfter(forward);
+  auto step = func::FuncOp::create(b, loc, name,
+                                   b.getFunctionType(argTypes, resultTypes));
+  step.setAllArgAttrs(argAttrs);
+  for (auto [i, n] : llvm::enumerate(resultNames))
+    step.setResultAttr(i, TesselDialect::kNameAttrName, b.getStringAttr(n));
+  Block *body = step.addEntryBlock();
+  b.setInsertionPointToStart(body);
+
+  // Where each forward argument lives in the train step.
+  SmallVector<Value> forwardArg(numArgs);
+  for (auto [i, a] : llvm::enumerate(params))
+    forwardArg[a] = body->getArgument(i);
+  unsigned dataStart = params.size() * (1 + slots.size());
+  for (auto [i, a] : llvm::enumerate(data))
+    forwardArg[a] = body->getArgument(dataStart + i);
+  auto state = [&](unsigned slot, unsigned p) {
+    return body->getArgument(params.size() * (1 + slot) + p);
+  };
+  Value stepArg = body->getArgument(body->getNumArguments() - 1);
+
+  // Inline the gradient function.
+  IRMapping map;
+  Block &gradBody = grad->getBody().front();
+  for (auto [from, to] : llvm::zip(gradBody.getArguments(), forwardArg))
+    map.map(from, to);
+  SmallVector<Value> gradResults;
+  for (Operation &op : gradBody) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (Value v : ret.getOperands())
+        gradResults.push_back(map.lookupOrDefault(v));
+      break;
+    }
+    b.clone(op, map);
+  }
+  Value loss = gradResults[0];
+  // buildGradient returns a gradient per float argument, in order.
+  SmallVector<Value> grads;
+  {
+    unsigned r = 1;
+    for (unsigned a = 0; a < numArgs; ++a) {
+      if (!isFloatTensor(forward.getArgumentTypes()[a]))
+        continue;
+      if (isParam[a])
+        grads.push_back(gradResults[r]);
+      ++r;
+    }
+  }
+
+  // Global gradient norm (master precision) and clipping.
+  Value sq;
+  for (Value g : grads) {
+    Value g32 = e.toMaster(g);
+    Value s = e.sumAll(e.mul(g32, g32));
+    sq = sq ? e.add(sq, s) : s;
+  }
+  Value norm = e.sqrt(sq);
+  if (options.clipNorm > 0) {
+    Value clip = e.min(e.cst(1.0), e.div(e.cst(options.clipNorm),
+                                         e.add(norm, e.cst(1e-6))));
+    for (Value &g : grads)
+      g = e.scale(g, clip);
+  }
+
+  // Schedule: t is the 1-based update number.
+  Value t = e.add(ConvertOp::create(b, loc, e.scalar, stepArg), e.cst(1.0));
+  Value lr = learningRate(e, t, options);
+
+  SmallVector<Value> newParams, newState[2];
+  for (auto [i, a] : llvm::enumerate(params)) {
+    Value p = forwardArg[a];
+    Value p32 = e.toMaster(p);
+    Value g = e.toMaster(grads[i]);
+    bool decay =
+        options.weightDecay > 0 &&
+        cast<RankedTensorType>(p.getType()).getRank() >= 2;
+    Value update;
+    if (adam) {
+      Value m = e.add(e.scale(state(0, i), e.cst(options.beta1)),
+                      e.scale(g, e.cst(1.0 - options.beta1)));
+      Value v = e.add(e.scale(state(1, i), e.cst(options.beta2)),
+                      e.scale(e.mul(g, g), e.cst(1.0 - options.beta2)));
+      newState[0].push_back(m);
+      newState[1].push_back(v);
+      // Bias corrections 1 - beta^t.
+      Value bc1 = e.sub(e.cst(1.0), PowOp::create(b, loc, e.cst(options.beta1), t));
+      Value bc2 = e.sub(e.cst(1.0), PowOp::create(b, loc, e.cst(options.beta2), t));
+      Value denom = e.add(e.scale(e.sqrt(v), e.div(e.cst(1.0), e.sqrt(bc2))),
+                          e.splat(e.cst(options.epsilon), v));
+      update = e.scale(e.div(m, denom), e.div(lr, bc1));
+    } else {
+      Value mom = e.add(e.scale(state(0, i), e.cst(options.momentum)), g);
+      newState[0].push_back(mom);
+      update = e.scale(mom, lr);
+    }
+    if (decay)
+      update = e.add(update, e.scale(p32, e.mul(lr, e.cst(options.weightDecay))));
+    Value np = e.sub(p32, update);
+    if (np.getType() != p.getType())
+      np = ConvertOp::create(b, loc, p.getType(), np);
+    newParams.push_back(np);
+  }
+
+  SmallVector<Value> results(newParams);
+  for (unsigned s = 0; s < slots.size(); ++s)
+    llvm::append_range(results, newState[s]);
+  results.push_back(loss);
+  results.push_back(norm);
+  func::ReturnOp::create(b, loc, results);
+  return step;
+}

@@ -1,0 +1,60 @@
+//===- TrainStep.cpp - --tessel-train-step --------------------------------===//
+
+#include "tessel/autodiff/Autodiff.h"
+#include "tessel/passes/Passes.h"
+
+#define DEBUG_TYPE "tessel-train-step"
+
+namespace mlir::tessel {
+#define GEN_PASS_DEF_TESSELTRAINSTEPPASS
+#include "tessel/passes/Passes.h.inc"
+} // namespace mlir::tessel
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace {
+struct TesselTrainStepPass
+    : tessel::impl::TesselTrainStepPassBase<TesselTrainStepPass> {
+  using TesselTrainStepPassBase::TesselTrainStepPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto forward = module.lookupSymbol<func::FuncOp>(funcName);
+    if (!forward) {
+      module.emitError() << "no function @" << funcName
+                         << " to build a train step from; hint: name the "
+                            "loss function with func=";
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol(stepName)) {
+      forward.emitError() << "a symbol @" << stepName
+                          << " already exists; hint: choose name=";
+      return signalPassFailure();
+    }
+    TrainStepOptions o;
+    if (optimizer == "adamw") {
+      o.optimizer = TrainStepOptions::Optimizer::AdamW;
+    } else if (optimizer == "sgd") {
+      o.optimizer = TrainStepOptions::Optimizer::SGD;
+    } else {
+      forward.emitError() << "unknown optimizer '" << optimizer
+                          << "'; expected adamw or sgd";
+      return signalPassFailure();
+    }
+    o.lr = lr;
+    o.warmupSteps = warmup;
+    o.totalSteps = totalSteps;
+    o.minLrRatio = minLrRatio;
+    o.momentum = momentum;
+    o.beta1 = beta1;
+    o.beta2 = beta2;
+    o.epsilon = epsilon;
+    o.weightDecay = weightDecay;
+    o.clipNorm = clipNorm;
+    o.batchNames.assign(batchNames.begin(), batchNames.end());
+    if (failed(buildTrainStep(forward, stepName, o)))
+      signalPassFailure();
+  }
+};
+} // namespace
