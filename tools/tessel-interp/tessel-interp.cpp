@@ -68,6 +68,16 @@ static llvm::cl::opt<double>
 static llvm::cl::opt<double>
     absTol("atol", llvm::cl::desc("Absolute tolerance for --expect"),
            llvm::cl::init(1e-6), llvm::cl::cat(toolCategory));
+static llvm::cl::opt<unsigned> trainSteps(
+    "train-steps",
+    llvm::cl::desc("Run the function N times as a training step: each result "
+                   "named like an argument (new parameters, optimizer state) "
+                   "feeds that argument of the next call, an argument named "
+                   "'step' gets 0, 1, ...; other arguments (the batch) stay "
+                   "fixed. Prints loss and grad_norm per step; --save, "
+                   "--print and --expect see the last step's outputs"),
+    llvm::cl::init(0), llvm::cl::cat(toolCategory));
+
 static llvm::cl::opt<bool>
     printOutputs("print",
                  llvm::cl::desc("Print each output's shape, first "
@@ -208,9 +218,65 @@ int main(int argc, char **argv) {
   if (!inputs)
     return failWith(llvm::toString(inputs.takeError()));
 
-  llvm::Expected<std::vector<HostTensor>> outputs =
-      succeeded(ti::spmdMesh(func)) ? ti::runSpmd(func, *inputs)
-                                    : ti::runFunction(func, std::move(*inputs));
+  bool spmd = succeeded(ti::spmdMesh(func));
+  auto runOnce = [&](std::vector<HostTensor> args) {
+    return spmd ? ti::runSpmd(func, args) : ti::runFunction(func, std::move(args));
+  };
+  llvm::Expected<std::vector<HostTensor>> outputs = std::vector<HostTensor>();
+  if (trainSteps == 0) {
+    outputs = runOnce(std::move(*inputs));
+  } else {
+    // Results feed the arguments of the same name.
+    llvm::StringMap<unsigned> argIndex;
+    for (unsigned a = 0; a < func.getNumArguments(); ++a)
+      argIndex[ti::argName(func, a)] = a;
+    SmallVector<std::pair<unsigned, unsigned>> feedback; // result -> arg
+    std::optional<unsigned> lossResult, normResult;
+    for (unsigned r = 0; r < func.getNumResults(); ++r) {
+      std::string name = ti::resultName(func, r);
+      if (name == "loss")
+        lossResult = r;
+      else if (name == "grad_norm")
+        normResult = r;
+      auto it = argIndex.find(name);
+      if (it != argIndex.end())
+        feedback.push_back({r, it->second});
+    }
+    if (feedback.empty())
+      return failWith("--train-steps: no result of @" +
+                      func.getSymName().str() +
+                      " is named like an argument, so nothing would be "
+                      "trained; run a function built by --tessel-train-step");
+    auto stepArg = argIndex.find("step");
+    for (unsigned k = 0; k < trainSteps; ++k) {
+      if (stepArg != argIndex.end()) {
+        HostTensor &t = (*inputs)[stepArg->second];
+        for (int64_t e = 0; e < t.size(); ++e)
+          t.setI(e, k);
+      }
+      outputs = runOnce(*inputs);
+      if (!outputs)
+        break;
+      llvm::outs() << "step " << k;
+      if (lossResult)
+        llvm::outs() << llvm::format(": loss %.6f",
+                                     (*outputs)[*lossResult].getF(0));
+      if (normResult)
+        llvm::outs() << llvm::format(", grad_norm %.6f",
+                                     (*outputs)[*normResult].getF(0));
+      llvm::outs() << "\n";
+      for (auto [r, a] : feedback) {
+        // Global tensors: a partitioned program may shard a new parameter
+        // differently from the old one, but its global type is the same.
+        HostTensor &out = (*outputs)[r];
+        if (out.dtype != (*inputs)[a].dtype || out.shape != (*inputs)[a].shape)
+          return failWith("--train-steps: result '" + ti::resultName(func, r) +
+                          "' is " + out.typeString() + " but the argument " +
+                          "of that name is " + (*inputs)[a].typeString());
+        (*inputs)[a] = out;
+      }
+    }
+  }
   if (!outputs)
     return failWith(llvm::toString(outputs.takeError()));
 
