@@ -9,8 +9,10 @@
 #  3. partition it into the per-device program, print its communication,
 #     run it on 4 ranks and check it computes the single-device loss;
 #  4. differentiate it (--tessel-grad), partition the backward pass too and
-#     check the loss and every parameter gradient on 4 ranks.
-# Later stages (training steps, native code) extend this job.
+#     check the loss and every parameter gradient on 4 ranks;
+#  5. build its AdamW training step, partition it and run 10 steps on 4
+#     ranks against 10 steps on one device.
+# Later stages (pipelines, native code) extend this job.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 tessel_install_packages
@@ -60,3 +62,18 @@ echo "== loss and every parameter gradient on 4 ranks against the single device"
 echo "$(grep -c '^match' "$WORK/gpt.grad.compare.txt") outputs match (loss + gradients);" \
   "largest abs error $(grep -o 'max abs err [^,]*' "$WORK/gpt.grad.compare.txt" |
     awk '{print $4}' | sort -g | tail -n 1) (details: $WORK/gpt.grad.compare.txt)"
+echo
+echo "== the training step (AdamW, warm-up + cosine, clipping): 10 steps on 4 ranks"
+echo "== against 10 steps on one device"
+"$BIN/tessel-opt" "$WORK/gpt.mlir" --tessel-train-step="optimizer=adamw lr=3e-3 epsilon=1e-3 warmup=2 total-steps=10 clip-norm=1.0 weight-decay=0.01" \
+  --tessel-propagate -o "$WORK/gpt.step.mlir"
+"$BIN/tessel-interp" "$WORK/gpt.step.mlir" --func train_step --seed 0 --train-steps 10 \
+  --save "$WORK/gpt.step.reference.safetensors" | sed -n '1p;$p'
+"$BIN/tessel-opt" "$WORK/gpt.step.mlir" --tessel-partition --tessel-optimize-collectives \
+  -o "$WORK/gpt.step.partitioned.mlir"
+"$BIN/tessel-interp" "$WORK/gpt.step.partitioned.mlir" --func train_step --seed 0 --train-steps 10 \
+  --expect "$WORK/gpt.step.reference.safetensors" --rtol 1e-4 --atol 1e-6 \
+  > "$WORK/gpt.step.compare.txt"
+echo "4 ranks: $(grep '^step 9' "$WORK/gpt.step.compare.txt");" \
+  "$(grep -c '^match' "$WORK/gpt.step.compare.txt") outputs match after 10 steps" \
+  "(parameters, AdamW state, loss, norm)"

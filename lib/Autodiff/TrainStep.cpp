@@ -11,7 +11,11 @@
 #include "tessel/autodiff/Autodiff.h"
 #include "tessel/dialects/tessel/TesselOps.h"
 
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/CSE.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
 
@@ -309,5 +313,14 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
   results.push_back(loss);
   results.push_back(norm);
   func::ReturnOp::create(b, loc, results);
+
+  // Gradients of data arguments and repeated masks are not needed: drop
+  // unused and duplicate pure ops so partitioning never sees them.
+  IRRewriter rewriter(ctx);
+  DominanceInfo dominance(step);
+  eliminateCommonSubExpressions(rewriter, dominance, step);
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
   return step;
 }
