@@ -126,11 +126,6 @@ Value dotOperandGrad(Emit &e, Value g, Value other, bool forLhs,
   int64_t otherFreeStart = forLhs ? nb + lhsFree : nb;
   for (size_t i = 0; i < otherFree.size(); ++i)
     gContract.push_back(otherFreeStart + i);
-  Value r = DotGeneralOp::create(e.b, e.loc, g, other, gBatch,
-                                 SmallVector<int64_t>(otherBatch), gContract,
-                                 otherFree);
-  // r's dimensions: [batch, my free (in order), other's contract dims (in
-  // other's order)] -> my order.
   SmallVector<int64_t> myFree;
   for (int64_t d = 0; d < myRank; ++d)
     if (!llvm::is_contained(myBatch, d) && !llvm::is_contained(myContract, d))
@@ -139,22 +134,43 @@ Value dotOperandGrad(Emit &e, Value g, Value other, bool forLhs,
   for (int64_t d = 0; d < otherRank; ++d)
     if (llvm::is_contained(otherContract, d))
       otherContractSorted.push_back(d);
-  // position in r of each of my dimensions
-  SmallVector<int64_t> where(myRank);
+  auto pairedWithMine = [&](int64_t od) { // my dimension contracted with od
+    return myContract[llvm::find(otherContract, od) - otherContract.begin()];
+  };
+  // Where each of my dimensions lands in dot(g, other): [batch, my free,
+  // other's contracting dims in other's order] ...
+  SmallVector<int64_t> whereGFirst(myRank), whereOtherFirst(myRank);
   for (int64_t i = 0; i < nb; ++i)
-    where[myBatch[i]] = i;
+    whereGFirst[myBatch[i]] = whereOtherFirst[myBatch[i]] = i;
   for (size_t i = 0; i < myFree.size(); ++i)
-    where[myFree[i]] = nb + i;
-  for (size_t i = 0; i < otherContractSorted.size(); ++i) {
-    int64_t od = otherContractSorted[i];
-    int64_t k = llvm::find(otherContract, od) - otherContract.begin();
-    where[myContract[k]] = nb + myFree.size() + i;
-  }
-  bool identity = true;
-  for (int64_t d = 0; d < myRank; ++d)
-    identity &= where[d] == d;
-  if (identity)
+    whereGFirst[myFree[i]] = nb + i;
+  for (size_t i = 0; i < otherContractSorted.size(); ++i)
+    whereGFirst[pairedWithMine(otherContractSorted[i])] =
+        nb + myFree.size() + i;
+  // ... and in dot(other, g): [batch, other's contracting dims, my free].
+  for (size_t i = 0; i < otherContractSorted.size(); ++i)
+    whereOtherFirst[pairedWithMine(otherContractSorted[i])] = nb + i;
+  for (size_t i = 0; i < myFree.size(); ++i)
+    whereOtherFirst[myFree[i]] = nb + otherContractSorted.size() + i;
+  auto isIdentity = [](ArrayRef<int64_t> perm) {
+    for (auto [i, p] : llvm::enumerate(perm))
+      if (static_cast<int64_t>(i) != p)
+        return false;
+    return true;
+  };
+  // Prefer the order that needs no transpose: a weight gradient
+  // dot(activation, g) comes out in the weight's own layout, so it is
+  // sharded like the weight without an all-to-all.
+  if (!isIdentity(whereGFirst) && isIdentity(whereOtherFirst))
+    return DotGeneralOp::create(e.b, e.loc, other, g,
+                                SmallVector<int64_t>(otherBatch), gBatch,
+                                otherFree, gContract);
+  Value r = DotGeneralOp::create(e.b, e.loc, g, other, gBatch,
+                                 SmallVector<int64_t>(otherBatch), gContract,
+                                 otherFree);
+  if (isIdentity(whereGFirst))
     return r;
+  SmallVector<int64_t> where = whereGFirst;
   return TransposeOp::create(e.b, e.loc, r, where);
 }
 
