@@ -242,6 +242,31 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
                                                        .getRank())};
     return success();
   }
+  // Sums and differences of partial sums with the same layout stay partial:
+  // every device adds its own terms, and one collective resolves the result
+  // where it is used (the global gradient norm adds one partial squared sum
+  // per parameter, which then costs one all-reduce instead of one each).
+  if (isa<AddOp, SubOp>(op)) {
+    const Layout &first = locals.lookup(op->getOperand(0)).layout;
+    bool samePartial =
+        !first.partial.empty() && first.partialKind == CollectiveKind::sum &&
+        isa<FloatType>(typeOf(op->getResult(0)).getElementType()) &&
+        llvm::all_of(op->getOperands(), [&](Value v) {
+          return locals.lookup(v).layout == first;
+        });
+    if (samePartial) {
+      IRMapping mapping;
+      for (Value v : op->getOperands())
+        mapping.map(v, locals.lookup(v).value);
+      Operation *local = builder.clone(*op, mapping);
+      local->removeAttr(TesselDialect::kShardingAttrName);
+      local->removeAttr(TesselDialect::kLogicalAxesAttrName);
+      Value lr = local->getResult(0);
+      lr.setType(locals.lookup(op->getOperand(0)).value.getType());
+      locals[op->getResult(0)] = {lr, first};
+      return success();
+    }
+  }
   bool handled = false;
   if (failed(partitionSpecial(op, handled)))
     return failure();
