@@ -2,6 +2,8 @@
 
 #include "tessel/autodiff/Autodiff.h"
 
+#include "Emit.h"
+
 #include "tessel/dialects/tessel/TesselOps.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -9,10 +11,7 @@
 using namespace mlir;
 using namespace mlir::tessel;
 
-static bool isDifferentiable(Type t) {
-  auto tensor = dyn_cast<RankedTensorType>(t);
-  return tensor && isa<FloatType>(tensor.getElementType());
-}
+using mlir::tessel::autodiff::isDifferentiable;
 
 FailureOr<func::FuncOp> mlir::tessel::buildGradient(func::FuncOp forward,
                                                     StringRef name) {

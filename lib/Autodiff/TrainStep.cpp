@@ -11,6 +11,8 @@
 #include "tessel/autodiff/Autodiff.h"
 #include "tessel/dialects/tessel/TesselOps.h"
 
+#include "Emit.h"
+
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -26,45 +28,32 @@ using namespace mlir::tessel;
 
 namespace {
 
-bool isFloatTensor(Type t) {
-  auto rt = dyn_cast<RankedTensorType>(t);
-  return rt && isa<FloatType>(rt.getElementType());
-}
-
-/// Emits the scalar and per-tensor arithmetic of the update, in the master
+/// The update's arithmetic on top of Emit: scalars are rank 0 in the master
 /// precision (f32, or f64 when a parameter is f64).
-struct Emitter {
-  OpBuilder &b;
-  Location loc;
-  RankedTensorType scalar; // rank 0, master precision
+struct Emitter : autodiff::Emit {
+  RankedTensorType scalar;
 
   Value cst(double v) { return createSplat(b, loc, scalar, v); }
-  Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return SubOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return MulOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
-  Value min(Value x, Value y) { return MinOp::create(b, loc, x, y); }
-  Value max(Value x, Value y) { return MaxOp::create(b, loc, x, y); }
-  Value sqrt(Value x) { return SqrtOp::create(b, loc, x); }
-  /// `scalar` (rank 0) converted and broadcast to `like`'s type.
-  Value splat(Value scalar, Value like) {
-    auto t = cast<RankedTensorType>(like.getType());
-    auto st = cast<RankedTensorType>(scalar.getType());
+  /// `s` (rank 0) converted and broadcast to `like`'s type.
+  Value broadcast(Value s, Value like) {
+    RankedTensorType t = autodiff::typeOf(like);
+    RankedTensorType st = autodiff::typeOf(s);
     if (st.getElementType() != t.getElementType())
-      scalar = ConvertOp::create(b, loc, st.clone(t.getElementType()), scalar);
-    return BroadcastInDimOp::create(b, loc, t, scalar, ArrayRef<int64_t>{});
+      s = ConvertOp::create(b, loc, st.clone(t.getElementType()), s);
+    return BroadcastInDimOp::create(b, loc, t, s, ArrayRef<int64_t>{});
   }
-  Value scale(Value x, Value scalar) { return mul(x, splat(scalar, x)); }
+  using Emit::scale;
+  Value scale(Value x, Value s) { return mul(x, broadcast(s, x)); }
   Value toMaster(Value x) {
-    auto t = cast<RankedTensorType>(x.getType());
+    RankedTensorType t = autodiff::typeOf(x);
     if (t.getElementType() == scalar.getElementType())
       return x;
     return ConvertOp::create(b, loc, t.clone(scalar.getElementType()), x);
   }
   Value sumAll(Value x) {
-    auto t = cast<RankedTensorType>(x.getType());
-    return ReduceOp::create(b, loc, ReduceKind::sum, x,
-                            llvm::to_vector(llvm::seq<int64_t>(0, t.getRank())));
+    return ReduceOp::create(
+        b, loc, ReduceKind::sum, x,
+        llvm::to_vector(llvm::seq<int64_t>(0, autodiff::typeOf(x).getRank())));
   }
 };
 
@@ -106,7 +95,7 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
   // Which arguments are parameters.
   SmallVector<bool> isParam(numArgs, false);
   for (unsigned a = 0; a < numArgs; ++a) {
-    if (!isFloatTensor(forward.getArgumentTypes()[a]))
+    if (!autodiff::isDifferentiable(forward.getArgumentTypes()[a]))
       continue;
     auto argName =
         forward.getArgAttrOfType<StringAttr>(a, TesselDialect::kNameAttrName);
@@ -157,7 +146,7 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
         .isF64();
   });
   Type master = anyF64 ? Type(b.getF64Type()) : Type(b.getF32Type());
-  Emitter e{b, loc, RankedTensorType::get({}, master)};
+  Emitter e{{b, loc}, RankedTensorType::get({}, master)};
   for (unsigned a : params) {
     argTypes.push_back(forward.getArgumentTypes()[a]);
     argAttrs.push_back(attrsOf(a));
@@ -245,7 +234,7 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
   {
     unsigned r = 1;
     for (unsigned a = 0; a < numArgs; ++a) {
-      if (!isFloatTensor(forward.getArgumentTypes()[a]))
+      if (!autodiff::isDifferentiable(forward.getArgumentTypes()[a]))
         continue;
       if (isParam[a])
         grads.push_back(gradResults[r]);
@@ -292,7 +281,7 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
       Value bc1 = e.sub(e.cst(1.0), PowOp::create(b, loc, e.cst(options.beta1), t));
       Value bc2 = e.sub(e.cst(1.0), PowOp::create(b, loc, e.cst(options.beta2), t));
       Value denom = e.add(e.scale(e.sqrt(v), e.div(e.cst(1.0), e.sqrt(bc2))),
-                          e.splat(e.cst(options.epsilon), v));
+                          e.broadcast(e.cst(options.epsilon), v));
       update = e.scale(e.div(m, denom), e.div(lr, bc1));
     } else {
       Value mom = e.add(e.scale(state(0, i), e.cst(options.momentum)), g);

@@ -8,6 +8,8 @@
 
 #include "tessel/autodiff/Autodiff.h"
 
+#include "Emit.h"
+
 #include "tessel/dialects/tessel/TesselOps.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -16,66 +18,9 @@
 
 using namespace mlir;
 using namespace mlir::tessel;
+using namespace mlir::tessel::autodiff;
 
 namespace {
-
-RankedTensorType typeOf(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
-/// Small helpers that keep the rules one line each.
-struct Emit {
-  OpBuilder &b;
-  Location loc;
-
-  Value splat(Value like, double v) {
-    return createSplat(b, loc, typeOf(like), v);
-  }
-  Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return SubOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return MulOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
-  Value neg(Value x) { return NegOp::create(b, loc, x); }
-  Value scale(Value x, double s) { return mul(x, splat(x, s)); }
-  Value cmp(CompareDirection d, Value x, Value y) {
-    return CompareOp::create(b, loc, d, x, y);
-  }
-  Value select(Value p, Value x, Value y) {
-    return SelectOp::create(b, loc, p, x, y);
-  }
-  Value zerosLike(Value x) { return splat(x, 0.0); }
-  /// Sums `x` over `dims` and keeps them as size 1 (then reshapes to
-  /// `shape` when given).
-  Value sumKeep(Value x, ArrayRef<int64_t> dims) {
-    RankedTensorType t = typeOf(x);
-    Value s = ReduceOp::create(b, loc, ReduceKind::sum, x, dims);
-    SmallVector<int64_t> kept(t.getShape());
-    SmallVector<int64_t> bdims;
-    for (int64_t d = 0, r = 0; d < t.getRank(); ++d) {
-      if (llvm::is_contained(dims, d))
-        kept[d] = 1;
-      else
-        bdims.push_back(d), ++r;
-    }
-    (void)bdims;
-    return ReshapeOp::create(b, loc, t.clone(kept), s);
-  }
-  /// Broadcasts `x` (the result of reducing `like` over `dims`) back.
-  Value unreduce(Value x, Value like, ArrayRef<int64_t> dims) {
-    SmallVector<int64_t> keep;
-    for (int64_t d = 0, r = typeOf(like).getRank(); d < r; ++d)
-      if (!llvm::is_contained(dims, d))
-        keep.push_back(d);
-    return BroadcastInDimOp::create(
-        b, loc, typeOf(like).clone(typeOf(x).getElementType()), x, keep);
-  }
-  Value lastDimMean(Value x) { // [..., n] -> [...] mean, broadcast back
-    int64_t last = typeOf(x).getRank() - 1;
-    Value m = ReduceOp::create(b, loc, ReduceKind::mean, x,
-                               ArrayRef<int64_t>{last});
-    return unreduce(m, x, {last});
-  }
-};
 
 /// Sums `g` (of `resultType`) down to `operandType` for a broadcast_in_dim
 /// with `dims`.

@@ -47,6 +47,18 @@ def read_st(path):
     return out
 
 
+def run_interp(interp, module_path, func, tensors, base):
+    """Runs @func of module_path on `tensors` (written to base.in) and
+    returns its outputs (read from base.out); raises RuntimeError."""
+    write_st(base + ".in", tensors)
+    r = subprocess.run([interp, module_path, "--func", func, "--inputs",
+                        base + ".in", "--save", base + ".out"],
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(r.stderr[-800:])
+    return read_st(base + ".out")
+
+
 def t(shape, et="f64"):
     return "tensor<%s%s>" % ("".join("%dx" % d for d in shape), et)
 
@@ -218,14 +230,8 @@ def main():
             continue
 
         def run(func, tensors, tag):
-            write_st(base + tag + ".in", tensors)
-            r = subprocess.run([interp, base + ".grad.mlir", "--func", func,
-                                "--inputs", base + tag + ".in", "--save",
-                                base + tag + ".out"], capture_output=True,
-                               text=True)
-            if r.returncode:
-                raise RuntimeError(r.stderr)
-            return read_st(base + tag + ".out")
+            return run_interp(interp, base + ".grad.mlir", func, tensors,
+                              base + tag)
 
         try:
             grads = run("forward_grad", inputs, "g")

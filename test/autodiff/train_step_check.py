@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from grad_check import read_st, write_st  # noqa: E402
+from grad_check import run_interp  # noqa: E402
 
 MODEL = """\
 func.func @forward(
@@ -117,15 +117,8 @@ def main():
     passed = failed = 0
 
     def interp(module, func, inputs, tag):
-        path = os.path.join(a.out, tag)
-        write_st(path + ".in", inputs)
-        r = subprocess.run([os.path.join(a.bin, "tessel-interp"), module,
-                            "--func", func, "--inputs", path + ".in",
-                            "--save", path + ".out"], capture_output=True,
-                           text=True)
-        if r.returncode:
-            raise RuntimeError(r.stderr[-800:])
-        return read_st(path + ".out")
+        return run_interp(os.path.join(a.bin, "tessel-interp"), module, func,
+                          inputs, os.path.join(a.out, tag))
 
     for label, opt, c in CONFIGS:
         flags = ("optimizer=%s lr=%r warmup=%d total-steps=%d "
