@@ -8,43 +8,16 @@ differences along random directions:  <grad, v>  vs
 directions; relative error must stay below 1e-6.
 """
 import argparse
-import json
 import os
-import struct
 import subprocess
 import sys
 
 import numpy as np
 
-DT = {np.dtype("float64"): "F64", np.dtype("int32"): "I32"}
-
-
-def write_st(path, tensors):
-    header, blobs, off = {}, [], 0
-    for name, a in tensors.items():
-        data = np.ascontiguousarray(a).tobytes()
-        header[name] = {"dtype": DT[a.dtype], "shape": list(a.shape),
-                        "data_offsets": [off, off + len(data)]}
-        blobs.append(data)
-        off += len(data)
-    text = json.dumps(header).encode()
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-
-
-def read_st(path):
-    raw = open(path, "rb").read()
-    n = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    out = {}
-    for name, e in header.items():
-        if name == "__metadata__":
-            continue
-        b, end = e["data_offsets"]
-        dt = {"F64": np.float64, "I32": np.int32}[e["dtype"]]
-        out[name] = np.frombuffer(raw[8 + n + b:8 + n + end],
-                                  dtype=dt).reshape(e["shape"])
-    return out
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from safetensors_io import read_arrays as read_st  # noqa: E402
+from safetensors_io import write_safetensors as write_st  # noqa: E402
 
 
 def run_interp(interp, module_path, func, tensors, base):

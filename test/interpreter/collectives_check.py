@@ -15,43 +15,17 @@ Every device's input block differs, so any mix-up of members shows.
 """
 import argparse
 import itertools
-import json
 import os
-import struct
 import subprocess
 import sys
 
 import numpy as np
 
 
-def write_safetensors(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name, arr in tensors.items():
-        dtype = {"float32": "F32", "int32": "I32"}[str(arr.dtype)]
-        data = np.ascontiguousarray(arr).tobytes()
-        header[name] = {"dtype": dtype, "shape": list(arr.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    n = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    data = raw[8 + n:]
-    out = {}
-    for name, e in header.items():
-        if name == "__metadata__":
-            continue
-        dt = {"F32": np.float32, "I32": np.int32}[e["dtype"]]
-        b, end = e["data_offsets"]
-        out[name] = np.frombuffer(data[b:end], dtype=dt).reshape(e["shape"])
-    return out
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from safetensors_io import read_arrays as read_safetensors  # noqa: E402
+from safetensors_io import write_safetensors  # noqa: E402
 
 
 class Mesh:
@@ -153,8 +127,6 @@ def main():
             X = rng.standard_normal((2 * mesh.n, cols)).astype(np.float32)
             local = [X[2 * d:2 * d + 2] for d in range(mesh.n)]
             alist = "[" + ", ".join('"%s"' % a for a in axes) + "]"
-            R = len(rest)
-            nrest = mesh.size(rest) if rest else 1
             tests = []
             for kind, fn in (("sum", np.sum), ("max", np.max),
                              ("min", np.min)):
