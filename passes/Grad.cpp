@@ -24,7 +24,16 @@ struct TesselGradPass : tessel::impl::TesselGradPassBase<TesselGradPass> {
       module.emitError() << "no function @" << funcName << " to differentiate";
       return signalPassFailure();
     }
-    if (failed(buildGradient(forward, funcName + "_grad")))
+    GradientOptions o;
+    std::optional<Recompute> policy = parseRecompute(recompute);
+    if (!policy) {
+      forward.emitError() << "unknown recompute policy '" << recompute
+                          << "'; expected none, layers or tagged";
+      return signalPassFailure();
+    }
+    o.recompute = *policy;
+    o.reshardAfterForward = reshardAfterForward;
+    if (failed(buildGradient(forward, funcName + "_grad", o)))
       signalPassFailure();
   }
 };

@@ -53,6 +53,23 @@ struct TesselTrainStepPass
     o.weightDecay = weightDecay;
     o.clipNorm = clipNorm;
     o.batchNames.assign(batchNames.begin(), batchNames.end());
+    std::optional<Recompute> policy = parseRecompute(recompute);
+    if (!policy) {
+      forward.emitError() << "unknown recompute policy '" << recompute
+                          << "'; expected none, layers or tagged";
+      return signalPassFailure();
+    }
+    o.gradient.recompute = *policy;
+    o.gradient.reshardAfterForward = reshardAfterForward;
+    if (computeType == "bf16") {
+      o.computeType = BFloat16Type::get(&getContext());
+    } else if (computeType == "f16") {
+      o.computeType = Float16Type::get(&getContext());
+    } else if (!computeType.empty() && computeType != "f32") {
+      forward.emitError() << "unknown compute-type '" << computeType
+                          << "'; expected bf16, f16 or f32";
+      return signalPassFailure();
+    }
     if (failed(buildTrainStep(forward, stepName, o)))
       signalPassFailure();
   }

@@ -56,7 +56,8 @@ LogicalResult verifyValueAttribute(NamedAttribute attr, Type type,
                                    Operation *op, StringRef what) {
   auto emit = [&]() { return op->emitOpError(); };
   StringRef name = attr.getName().getValue();
-  if (name == TesselDialect::kShardingAttrName) {
+  if (name == TesselDialect::kShardingAttrName ||
+      name == TesselDialect::kStateShardingAttrName) {
     auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
     if (!sharding)
       return emit() << "'" << name << "' on " << what
@@ -117,8 +118,13 @@ LogicalResult verifyValueAttribute(NamedAttribute attr, Type type,
                 << TesselDialect::kNameAttrName << "', '"
                 << TesselDialect::kLogicalAxesAttrName << "', '"
                 << TesselDialect::kInitAttrName << "', '"
-                << TesselDialect::kGlobalTypeAttrName << "' and '"
-                << TesselDialect::kSpmdAttrName << "' (on functions)";
+                << TesselDialect::kGlobalTypeAttrName << "', '"
+                << TesselDialect::kStateShardingAttrName << "', '"
+                << TesselDialect::kSpmdAttrName << "' (on functions) and '"
+                << TesselDialect::kLayerAttrName << "', '"
+                << TesselDialect::kRecomputeAttrName << "', '"
+                << TesselDialect::kStageAttrName << "', '"
+                << TesselDialect::kRoleAttrName << "' (on operations)";
 }
 } // namespace
 
@@ -155,6 +161,33 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
   StringRef name = attr.getName().getValue();
   if (name == kNameAttrName)
     return verifyValueAttribute(attr, Type(), op, "an operation");
+  if (name == kLayerAttrName || name == kStageAttrName) {
+    auto n = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!n || n.getInt() < 0)
+      return op->emitOpError()
+             << "'" << name << "' must be a non-negative integer, got "
+             << attr.getValue();
+    return success();
+  }
+  if (name == kRecomputeAttrName) {
+    auto s = dyn_cast<StringAttr>(attr.getValue());
+    if (!s || s.getValue().empty())
+      return op->emitOpError()
+             << "'" << name << "' must be a non-empty group name, got "
+             << attr.getValue();
+    return success();
+  }
+  if (name == kRoleAttrName) {
+    auto s = dyn_cast<StringAttr>(attr.getValue());
+    if (!s || !llvm::is_contained(ArrayRef<StringRef>{"forward", "recompute", "backward_input",
+                                   "backward_weight", "optimizer"},
+                                  s.getValue()))
+      return op->emitOpError()
+             << "'" << name << "' must be \"forward\", \"recompute\", "
+             << "\"backward_input\", \"backward_weight\" or \"optimizer\", "
+             << "got " << attr.getValue();
+    return success();
+  }
   if (name == kSpmdAttrName) {
     auto mesh = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
     if (!isa<FunctionOpInterface>(op) || !mesh)

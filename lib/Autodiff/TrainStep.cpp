@@ -118,9 +118,23 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
               "arguments without a \"batch\" logical axis that are not "
               "named in batch=";
 
+  // The function to differentiate: `forward`, or its mixed-precision copy.
+  func::FuncOp source = forward;
+  if (options.computeType) {
+    FailureOr<func::FuncOp> cast =
+        castCompute(forward, (name + ".__cast").str(), options.computeType);
+    if (failed(cast))
+      return failure();
+    source = *cast;
+  }
+  auto eraseCast = llvm::make_scope_exit([&] {
+    if (source != forward)
+      source->erase();
+  });
   // The gradient function, built beside `forward` and inlined below.
   std::string gradName = (name + ".__grad").str();
-  FailureOr<func::FuncOp> grad = buildGradient(forward, gradName);
+  FailureOr<func::FuncOp> grad =
+      buildGradient(source, gradName, options.gradient);
   if (failed(grad))
     return failure();
   auto eraseGrad = llvm::make_scope_exit([&] { (*grad)->erase(); });
@@ -158,6 +172,10 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
       auto t = cast<RankedTensorType>(forward.getArgumentTypes()[a]);
       argTypes.push_back(t.clone(master));
       NamedAttrList attrs(attrsOf(a));
+      // ZeRO: the state may be laid out differently from the parameter.
+      if (Attribute stateSharding =
+              attrs.erase(TesselDialect::kStateShardingAttrName))
+        attrs.set(TesselDialect::kShardingAttrName, stateSharding);
       attrs.set(TesselDialect::kNameAttrName,
                 b.getStringAttr(optName + "." + slot + "." + paramName(a)));
       attrs.set(TesselDialect::kInitAttrName, b.getStringAttr("zeros"));
@@ -197,8 +215,14 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
   auto step = func::FuncOp::create(b, loc, name,
                                    b.getFunctionType(argTypes, resultTypes));
   step.setAllArgAttrs(argAttrs);
-  for (auto [i, n] : llvm::enumerate(resultNames))
+  for (auto [i, n] : llvm::enumerate(resultNames)) {
     step.setResultAttr(i, TesselDialect::kNameAttrName, b.getStringAttr(n));
+    // New parameters and state are laid out as their arguments, so that a
+    // step's results feed the next step as they are.
+    if (i < params.size() * (1 + slots.size()))
+      if (Attribute sharding = argAttrs[i].get(TesselDialect::kShardingAttrName))
+        step.setResultAttr(i, TesselDialect::kShardingAttrName, sharding);
+  }
   Block *body = step.addEntryBlock();
   b.setInsertionPointToStart(body);
 
@@ -228,6 +252,7 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
     }
     b.clone(op, map);
   }
+  Operation *lastGradientOp = &body->back();
   Value loss = gradResults[0];
   // buildGradient returns a gradient per float argument, in order.
   SmallVector<Value> grads;
@@ -264,6 +289,19 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
   SmallVector<Value> newParams, newState[2];
   for (auto [i, a] : llvm::enumerate(params)) {
     Value p = forwardArg[a];
+    // The update runs in the pipeline stage of the parameter's first user.
+    Attribute stage;
+    for (Operation &op : forward.getBody().front())
+      if (llvm::is_contained(op.getOperands(), forward.getArgument(a)))
+        if ((stage = op.getAttr(TesselDialect::kStageAttrName)))
+          break;
+    Operation *beforeUpdate = &body->back();
+    auto tagStage = llvm::make_scope_exit([&] {
+      if (stage)
+        for (Operation *o = beforeUpdate->getNextNode(); o;
+             o = o->getNextNode())
+          o->setAttr(TesselDialect::kStageAttrName, stage);
+    });
     Value p32 = e.toMaster(p);
     Value g = e.toMaster(grads[i]);
     bool decay =
@@ -301,6 +339,8 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
     llvm::append_range(results, newState[s]);
   results.push_back(loss);
   results.push_back(norm);
+  for (Operation *o = lastGradientOp->getNextNode(); o; o = o->getNextNode())
+    o->setAttr(TesselDialect::kRoleAttrName, b.getStringAttr("optimizer"));
   func::ReturnOp::create(b, loc, results);
 
   // Gradients of data arguments and repeated masks are not needed: drop

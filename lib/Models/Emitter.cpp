@@ -105,3 +105,10 @@ Value Emitter::tag(Value v, ArrayRef<StringRef> logicalAxes) {
                              strings(logicalAxes));
   return v;
 }
+
+void Emitter::tagSince(Operation *mark, StringRef name, Attribute value) {
+  for (Operation *op = mark ? mark->getNextNode() : &body->front(); op;
+       op = op->getNextNode())
+    if (!op->hasAttr(name))
+      op->setAttr(name, value);
+}

@@ -51,6 +51,12 @@ public:
   /// Tags `v`'s defining op with logical axes (for rules on activations).
   Value tag(Value v, ArrayRef<StringRef> logicalAxes);
 
+  /// The last op emitted so far: a mark for tagSince.
+  Operation *mark() { return body->empty() ? nullptr : &body->back(); }
+  /// Sets `name = value` on every op emitted after `mark`, keeping values
+  /// already set (the layer of an op, its recomputation group).
+  void tagSince(Operation *mark, StringRef name, Attribute value);
+
   template <typename OpTy, typename... Args>
   Value op(Args &&...args) {
     return OpTy::create(builder, location, std::forward<Args>(args)...)

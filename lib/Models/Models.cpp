@@ -39,6 +39,9 @@ Value attend(Emitter &e, Value q, Value k, Value v) {
   q = e.transpose(q, {0, 2, 1, 3}); // [B, nh, S, hd]
   k = e.transpose(k, {0, 2, 1, 3});
   v = e.transpose(v, {0, 2, 1, 3});
+  // The core (scores, mask, softmax, probabilities x values) holds the
+  // S x S activations: tagged for selective recomputation (recompute=tagged).
+  Operation *core = e.mark();
   Value scores = e.op<DotGeneralOp>(q, k, ArrayRef<int64_t>{0, 1},
                                     ArrayRef<int64_t>{0, 1},
                                     ArrayRef<int64_t>{3}, ArrayRef<int64_t>{3});
@@ -55,6 +58,8 @@ Value attend(Emitter &e, Value q, Value k, Value v) {
   Value out = e.op<DotGeneralOp>(probs, v, ArrayRef<int64_t>{0, 1},
                                  ArrayRef<int64_t>{0, 1}, ArrayRef<int64_t>{3},
                                  ArrayRef<int64_t>{2}); // [B, nh, S, hd]
+  e.tagSince(core, TesselDialect::kRecomputeAttrName,
+             e.b().getStringAttr("attention"));
   out = e.transpose(out, {0, 2, 1, 3});
   return e.reshape(out, {B, S, nh * hd});
 }
@@ -85,6 +90,7 @@ llvm::Error buildGpt(Emitter &e, const ModelConfig &c) {
   x = e.tag(x, {"act_batch", "act_seq", "act_embed"});
   std::string projInit = normal(0.02 / std::sqrt(2.0 * c.layers));
   for (int64_t l = 0; l < c.layers; ++l) {
+    Operation *layerStart = e.mark();
     std::string p = llvm::formatv("h.{0}.", l).str();
     Value a = layerNorm(e, x, p + "ln_1", H);
     auto proj = [&](StringRef name) {
@@ -113,6 +119,8 @@ llvm::Error buildGpt(Emitter &e, const ModelConfig &c) {
     Value bp = e.param(p + "mlp.c_proj.bias", {H}, {"embed"}, "zeros");
     x = e.tag(e.op<AddOp>(x, e.addBias(e.matmul(hfc, wp, 0), bp)),
               {"act_batch", "act_seq", "act_embed"});
+    e.tagSince(layerStart, TesselDialect::kLayerAttrName,
+               e.b().getI64IntegerAttr(l));
   }
   x = layerNorm(e, x, "ln_f", H);
   Value head = c.tiedEmbeddings
@@ -180,6 +188,7 @@ llvm::Error buildLlama(Emitter &e, const ModelConfig &c) {
     return e.op<RmsNormOp>(v, g, APFloat(1e-5));
   };
   for (int64_t l = 0; l < c.layers; ++l) {
+    Operation *layerStart = e.mark();
     std::string p = llvm::formatv("model.layers.{0}.", l).str();
     Value a = rmsNorm(x, p + "input_layernorm.weight");
     auto proj = [&](StringRef name, int64_t heads, StringRef axis) {
@@ -216,6 +225,8 @@ llvm::Error buildLlama(Emitter &e, const ModelConfig &c) {
                               e.matmul(m, wu, 1));
     x = e.tag(e.op<AddOp>(x, e.matmul(gated, wd, 1)),
               {"act_batch", "act_seq", "act_embed"});
+    e.tagSince(layerStart, TesselDialect::kLayerAttrName,
+               e.b().getI64IntegerAttr(l));
   }
   x = rmsNorm(x, "model.norm.weight");
   Value head = c.tiedEmbeddings
@@ -254,6 +265,7 @@ llvm::Error buildMlp(Emitter &e, const ModelConfig &c) {
           : e.data("targets", {B, out}, e.elementType(), {"batch", "embed"},
                    "normal:1");
   for (size_t l = 0; l + 1 < widths.size(); ++l) {
+    Operation *layerStart = e.mark();
     std::string p = llvm::formatv("layers.{0}.", l).str();
     Value w = e.param(p + "weight", {widths[l], widths[l + 1]},
                       {axisOf(l), axisOf(l + 1)},
@@ -262,6 +274,8 @@ llvm::Error buildMlp(Emitter &e, const ModelConfig &c) {
     x = e.addBias(e.matmul(x, w, 0), b);
     if (l + 2 < widths.size())
       x = e.op<GeluOp>(x, GeluApproximation::tanh);
+    e.tagSince(layerStart, TesselDialect::kLayerAttrName,
+               e.b().getI64IntegerAttr(l));
   }
   Value result;
   if (c.loss == "ce") {

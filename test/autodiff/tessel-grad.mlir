@@ -9,7 +9,7 @@
 // CHECK-SAME: -> (tensor<f32> {tessel.name = "loss"}, tensor<8x16xf32> {tessel.name = "grad.x"}, tensor<16x4xf32> {tessel.name = "grad.w"})
 // CHECK: %[[H:.*]] = tessel.dot_general %arg0, %arg1
 // CHECK: %[[L:.*]] = tessel.softmax_cross_entropy
-// CHECK: %[[ONE:.*]] = tessel.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[ONE:.*]] = tessel.constant {tessel.role = "backward_input"} dense<1.000000e+00> : tensor<f32>
 // The matmul's two adjoints contract against the output gradient; the
 // weight's comes out in the weight's layout [16, 4], with no transpose.
 // CHECK-DAG: tessel.dot_general %{{.*}}, %arg1, batching = [] x [], contracting = [1] x [1]

@@ -13,7 +13,8 @@
 // CHECK-SAME: tessel.name = "adamw.v.b"
 // CHECK-SAME: %arg6: tensor<2x4xf32> {{{[^}]*}}tessel.name = "x"
 // CHECK-SAME: %arg7: tensor<i32> {tessel.init = "zeros", tessel.name = "step"}
-// CHECK-SAME: -> (tensor<4x3xf32> {tessel.name = "w"}, tensor<3xf32> {tessel.name = "b"}, tensor<4x3xf32> {tessel.name = "adamw.m.w"}
+// New parameters and state are laid out as their arguments.
+// CHECK-SAME: -> (tensor<4x3xf32> {tessel.name = "w", tessel.sharding = #tessel.sharding<@mesh, [{}, {"tp"}]>}, tensor<3xf32> {tessel.name = "b"}, tensor<4x3xf32> {tessel.name = "adamw.m.w", tessel.sharding = #tessel.sharding<@mesh, [{}, {"tp"}]>}
 // CHECK-SAME: tensor<f32> {tessel.name = "loss"}, tensor<f32> {tessel.name = "grad_norm"})
 // Bias correction and the cosine schedule.
 // CHECK-DAG: tessel.pow

@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <optional>
+
 namespace mlir::tessel {
 
 /// Emits the cotangents of `op`'s operands given its results' cotangents
@@ -21,9 +23,36 @@ LogicalResult buildVjp(OpBuilder &builder, Operation *op,
                        ArrayRef<Value> resultCotangents,
                        SmallVectorImpl<Value> &operandCotangents);
 
+/// Which forward activations the backward recomputes instead of keeping.
+enum class Recompute {
+  None,
+  /// Every op tagged `tessel.layer = N` (full recomputation: only the
+  /// inputs of each layer stay live between forward and backward).
+  Layers,
+  /// Ops tagged `tessel.recompute = "group"`, one region per layer and
+  /// group (selective recomputation, e.g. Megatron's attention core).
+  Tagged,
+};
+
+/// Parses none | layers | tagged.
+std::optional<Recompute> parseRecompute(StringRef name);
+
+struct GradientOptions {
+  Recompute recompute = Recompute::None;
+  /// The backward reads a sharded parameter (one with a `tessel.sharding`
+  /// that splits some dimension), and its casts, through a fresh identity
+  /// `tessel.sharding_constraint`, so partitioning gathers it again rather
+  /// than keeping the forward's gathered copy live: FSDP's
+  /// reshard-after-forward, ZeRO-3's communication of 1.5x data parallelism.
+  bool reshardAfterForward = true;
+};
+
 /// Builds `@name(args...) -> (loss, d loss / d arg for each float argument)`
-/// from `forward`, whose first result is the scalar loss.
-FailureOr<func::FuncOp> buildGradient(func::FuncOp forward, StringRef name);
+/// from `forward`, whose first result is the scalar loss. Every op gets a
+/// `tessel.role`; backward ops inherit their forward op's `tessel.stage` and
+/// `tessel.layer`.
+FailureOr<func::FuncOp> buildGradient(func::FuncOp forward, StringRef name,
+                                      const GradientOptions &options = {});
 
 /// The optimizer and schedule of a training step.
 struct TrainStepOptions {
@@ -42,6 +71,11 @@ struct TrainStepOptions {
   double weightDecay = 0.0;
   /// Global-norm clipping threshold; 0 disables clipping.
   double clipNorm = 0.0;
+  /// Mixed precision: when set (bf16 or f16), f32 compute runs in this type
+  /// while parameters, optimizer state, gradients, softmax, norms, sums and
+  /// the loss stay f32 (see castCompute).
+  Type computeType;
+  GradientOptions gradient;
   /// Arguments that are data rather than parameters, by tessel.name. Integer
   /// arguments and arguments with a "batch" logical axis are always data.
   SmallVector<std::string> batchNames;
@@ -55,6 +89,14 @@ struct TrainStepOptions {
 /// sharding and logical axes.
 FailureOr<func::FuncOp> buildTrainStep(func::FuncOp forward, StringRef name,
                                        const TrainStepOptions &options);
+
+/// Builds `@name`, a copy of `forward` whose f32 compute runs in
+/// `computeType` (bf16 or f16): arguments are converted where used, and
+/// softmax, layer/RMS norms, cross-entropy, sums, means and cumulative sums
+/// run in f32 on converted operands (autocast's f32 list), as does
+/// everything the loss result is computed from after them.
+FailureOr<func::FuncOp> castCompute(func::FuncOp forward, StringRef name,
+                                    Type computeType);
 
 } // namespace mlir::tessel
 

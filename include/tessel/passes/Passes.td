@@ -114,6 +114,25 @@ def TesselCommReportPass : Pass<"tessel-comm-report", "ModuleOp"> {
   ];
 }
 
+def TesselMemoryReportPass : Pass<"tessel-memory-report", "ModuleOp"> {
+  let summary = "Estimates each function's memory by liveness in program order";
+  let description = [{
+    For each function (`func=NAME` for one), prints to standard output the
+    bytes of its arguments (parameters, optimizer state, data: per device in
+    a `tessel.spmd` function), the peak bytes of the values it computes when
+    each is freed after its last use in program order, and, in a training
+    step, the bytes live right after the last `tessel.role = "forward"` op:
+    the activations kept for the backward, which recomputation trades for
+    compute. `format=json` prints one JSON document.
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"\"\"",
+           "Only this function (default: every function)">,
+    Option<"format", "format", "std::string", /*default=*/"\"text\"",
+           "text or json">
+  ];
+}
+
 def TesselOptimizeCollectivesPass
     : Pass<"tessel-optimize-collectives", "ModuleOp"> {
   let summary = "Combines, folds and cancels collectives without changing results";
@@ -146,7 +165,14 @@ def TesselGradPass : Pass<"tessel-grad", "ModuleOp"> {
   }];
   let options = [
     Option<"funcName", "func", "std::string", /*default=*/"\"forward\"",
-           "The loss function to differentiate">
+           "The loss function to differentiate">,
+    Option<"recompute", "recompute", "std::string", /*default=*/"\"none\"",
+           "Recompute activations in the backward: none | layers (ops tagged "
+           "tessel.layer) | tagged (regions tagged tessel.recompute)">,
+    Option<"reshardAfterForward", "reshard-after-forward", "bool",
+           /*default=*/"true",
+           "The backward reads split parameters afresh, so FSDP/ZeRO-3 "
+           "gathers them again instead of keeping them live">
   ];
   let dependentDialects = ["::mlir::tessel::TesselDialect"];
 }
@@ -188,7 +214,17 @@ def TesselTrainStepPass : Pass<"tessel-train-step", "ModuleOp"> {
     Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
            "Global gradient-norm clipping threshold (0: off)">,
     ListOption<"batchNames", "batch", "std::string",
-               "Float arguments (by tessel.name) that are data, not parameters">
+               "Float arguments (by tessel.name) that are data, not parameters">,
+    Option<"computeType", "compute-type", "std::string", /*default=*/"\"\"",
+           "Mixed precision: compute in bf16 or f16, keeping parameters, "
+           "optimizer state, softmax, norms and the loss in f32">,
+    Option<"recompute", "recompute", "std::string", /*default=*/"\"none\"",
+           "Recompute activations in the backward: none | layers (ops tagged "
+           "tessel.layer) | tagged (regions tagged tessel.recompute)">,
+    Option<"reshardAfterForward", "reshard-after-forward", "bool",
+           /*default=*/"true",
+           "The backward reads split parameters afresh, so FSDP/ZeRO-3 "
+           "gathers them again instead of keeping them live">
   ];
   let dependentDialects = ["::mlir::tessel::TesselDialect"];
 }

@@ -38,6 +38,21 @@ def Tessel_Dialect : Dialect {
         are local blocks of global tensors described by their
         `tessel.sharding` and, where padded, `tessel.global_type`.
       * `tessel.global_type`: the global type of a local argument or result.
+      * `tessel.state_sharding`: on a parameter argument, the sharding its
+        optimizer state and master copy take in a training step (ZeRO-1/2:
+        state split over the data-parallel axis while compute keeps the
+        parameter's own layout).
+      * `tessel.layer = N` on an op: the model layer it belongs to (a
+        recomputation region with `recompute=layers`).
+      * `tessel.recompute = "group"` on an op: a region of ops the model
+        marks for selective recomputation (`recompute=tagged`); the region
+        is the ops of one layer with the same group name.
+      * `tessel.stage = N` on an op: its pipeline stage; backward ops
+        inherit it from their forward op.
+      * `tessel.role` on an op of a training step: `"forward"`,
+        `"recompute"`, `"backward_input"` (cotangents flowing to earlier
+        ops), `"backward_weight"` (parameter gradients only, deferrable as
+        in zero-bubble schedules) or `"optimizer"`.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
@@ -53,6 +68,13 @@ def Tessel_Dialect : Dialect {
     static constexpr llvm::StringLiteral kGlobalTypeAttrName =
         "tessel.global_type";
     static constexpr llvm::StringLiteral kSpmdAttrName = "tessel.spmd";
+    static constexpr llvm::StringLiteral kStateShardingAttrName =
+        "tessel.state_sharding";
+    static constexpr llvm::StringLiteral kLayerAttrName = "tessel.layer";
+    static constexpr llvm::StringLiteral kRecomputeAttrName =
+        "tessel.recompute";
+    static constexpr llvm::StringLiteral kStageAttrName = "tessel.stage";
+    static constexpr llvm::StringLiteral kRoleAttrName = "tessel.role";
   private:
     void registerAttributes();
   public:
