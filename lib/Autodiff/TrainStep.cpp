@@ -351,5 +351,26 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
     if (isOpTriviallyDead(&op))
       op.erase();
+  // A splat CSE shared between unrelated tensors (a scalar broadcast to the
+  // shape of two parameters' updates) would tie their layouts together in
+  // propagation: ZeRO's optimizer state of one parameter would take the
+  // layout of another's. Splats are free to materialize, so each user gets
+  // its own.
+  for (Operation &op : llvm::make_early_inc_range(*body)) {
+    auto splatConstant = dyn_cast<ConstantOp>(op);
+    bool splat = (isa<BroadcastInDimOp>(op) &&
+                  autodiff::typeOf(op.getOperand(0)).getRank() == 0) ||
+                 (splatConstant && splatConstant.getValue().isSplat() &&
+                  autodiff::typeOf(op.getResult(0)).getRank() > 0);
+    if (!splat)
+      continue;
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : op.getResult(0).getUses())
+      uses.push_back(&use);
+    for (OpOperand *use : llvm::drop_begin(uses)) {
+      b.setInsertionPoint(use->getOwner());
+      use->set(b.clone(op)->getResult(0));
+    }
+  }
   return step;
 }

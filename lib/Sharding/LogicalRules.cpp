@@ -16,6 +16,64 @@ static llvm::Error fail(const Twine &message) {
                                  message.str());
 }
 
+namespace {
+/// Parses one rules object into `axes` and `priorities`; `where` prefixes
+/// messages ("rules.json" or "rules.json: optimizer_state").
+llvm::Error parseRuleObject(const llvm::json::Object &object, StringRef where,
+                            LogicalRules::AxisMap &axes,
+                            std::map<std::string, int64_t, std::less<>> &priorities,
+                            LogicalRules *withState) {
+  for (const auto &[key, entry] : object) {
+    if (withState && key == "optimizer_state") {
+      const llvm::json::Object *state = entry.getAsObject();
+      if (!state)
+        return fail(where + ": \"optimizer_state\" must be an object mapping "
+                            "logical axis names to mesh axes (the layout of "
+                            "optimizer state and master weights, ZeRO)");
+      std::map<std::string, int64_t, std::less<>> ignored;
+      if (llvm::Error e = parseRuleObject(
+              *state, (where + ": optimizer_state").str(),
+              withState->stateAxes, ignored, nullptr))
+        return e;
+      withState->hasStateRules = true;
+      continue;
+    }
+    const llvm::json::Value *targetPtr = &entry;
+    if (const llvm::json::Object *detailed = entry.getAsObject()) {
+      targetPtr = detailed->get("axes");
+      if (!targetPtr)
+        return fail(where + ": rule '" + key.str() +
+                    "' is an object without \"axes\"");
+      if (const llvm::json::Value *p = detailed->get("priority")) {
+        std::optional<int64_t> priority = p->getAsInteger();
+        if (!priority || *priority < 0)
+          return fail(where + ": rule '" + key.str() +
+                      "' has a priority that is not a non-negative integer");
+        priorities[key.str()] = *priority;
+      }
+    }
+    const llvm::json::Value &target = *targetPtr;
+    std::vector<std::string> list;
+    if (std::optional<StringRef> one = target.getAsString()) {
+      list.push_back(one->str());
+    } else if (const llvm::json::Array *many = target.getAsArray()) {
+      for (const llvm::json::Value &v : *many) {
+        std::optional<StringRef> s = v.getAsString();
+        if (!s)
+          return fail(where + ": rule '" + key.str() +
+                      "' lists something that is not a mesh axis name");
+        list.push_back(s->str());
+      }
+    } else if (!target.getAsNull()) {
+      return fail(where + ": rule '" + key.str() +
+                  "' must map to a mesh axis, a list of mesh axes, or null");
+    }
+    axes[key.str()] = std::move(list);
+  }
+  return llvm::Error::success();
+}
+} // namespace
+
 llvm::Expected<LogicalRules> mlir::tessel::parseLogicalRules(StringRef json,
                                                              StringRef source) {
   llvm::Expected<llvm::json::Value> value = llvm::json::parse(json);
@@ -27,39 +85,9 @@ llvm::Expected<LogicalRules> mlir::tessel::parseLogicalRules(StringRef json,
     return fail(source + ": rules must be a JSON object mapping logical axis "
                          "names to a mesh axis, a list of mesh axes, or null");
   LogicalRules rules;
-  for (const auto &[key, entry] : *object) {
-    const llvm::json::Value *targetPtr = &entry;
-    if (const llvm::json::Object *detailed = entry.getAsObject()) {
-      targetPtr = detailed->get("axes");
-      if (!targetPtr)
-        return fail(source + ": rule '" + key.str() +
-                    "' is an object without \"axes\"");
-      if (const llvm::json::Value *p = detailed->get("priority")) {
-        std::optional<int64_t> priority = p->getAsInteger();
-        if (!priority || *priority < 0)
-          return fail(source + ": rule '" + key.str() +
-                      "' has a priority that is not a non-negative integer");
-        rules.priorities[key.str()] = *priority;
-      }
-    }
-    const llvm::json::Value &target = *targetPtr;
-    std::vector<std::string> axes;
-    if (std::optional<StringRef> one = target.getAsString()) {
-      axes.push_back(one->str());
-    } else if (const llvm::json::Array *many = target.getAsArray()) {
-      for (const llvm::json::Value &v : *many) {
-        std::optional<StringRef> s = v.getAsString();
-        if (!s)
-          return fail(source + ": rule '" + key.str() +
-                      "' lists something that is not a mesh axis name");
-        axes.push_back(s->str());
-      }
-    } else if (!target.getAsNull()) {
-      return fail(source + ": rule '" + key.str() +
-                  "' must map to a mesh axis, a list of mesh axes, or null");
-    }
-    rules.axes[key.str()] = std::move(axes);
-  }
+  if (llvm::Error e =
+          parseRuleObject(*object, source, rules.axes, rules.priorities, &rules))
+    return std::move(e);
   return rules;
 }
 
@@ -164,13 +192,20 @@ LogicalResult mlir::tessel::applyLogicalRules(ModuleOp module, MeshOp mesh,
   StringRef shardingName = TesselDialect::kShardingAttrName;
   // Every rule must name axes of the mesh, used by this model or not (a
   // typo in an unused rule would otherwise go unnoticed).
-  for (const auto &entry : rules.axes)
-    for (const std::string &axis : entry.second)
-      if (mesh.getAxisIndex(axis) < 0)
-        return module.emitError()
-               << "logical axis rule '" << entry.first << "' maps to mesh axis '"
-               << axis << "', which mesh @" << mesh.getSymName()
-               << " does not have";
+  for (const LogicalRules::AxisMap *map : {&rules.axes, &rules.stateAxes})
+    for (const auto &entry : *map)
+      for (const std::string &axis : entry.second)
+        if (mesh.getAxisIndex(axis) < 0)
+          return module.emitError()
+                 << "logical axis rule '" << entry.first
+                 << "' maps to mesh axis '" << axis << "', which mesh @"
+                 << mesh.getSymName() << " does not have";
+  // Optimizer state and master weights: the rules with the
+  // "optimizer_state" entries on top.
+  LogicalRules stateRules;
+  stateRules.axes = rules.axes;
+  for (const auto &entry : rules.stateAxes)
+    stateRules.axes[entry.first] = entry.second;
   WalkResult result = module.walk([&](Operation *op) -> WalkResult {
     if (auto func = dyn_cast<func::FuncOp>(op)) {
       for (unsigned i = 0; i < func.getNumArguments(); ++i) {
@@ -181,6 +216,19 @@ LogicalResult mlir::tessel::applyLogicalRules(ModuleOp module, MeshOp mesh,
         if (failed(s))
           return WalkResult::interrupt();
         func.setArgAttr(i, shardingName, *s);
+        // Parameters (no "batch" axis) whose state is laid out otherwise.
+        bool data = llvm::any_of(tags, [](Attribute t) {
+          return cast<StringAttr>(t).getValue() == "batch";
+        });
+        if (!rules.hasStateRules || data ||
+            func.getArgAttr(i, TesselDialect::kStateShardingAttrName))
+          continue;
+        FailureOr<ShardingAttr> state =
+            shardingFor(mesh, tags, stateRules, false, op);
+        if (failed(state))
+          return WalkResult::interrupt();
+        if (*state != *s)
+          func.setArgAttr(i, TesselDialect::kStateShardingAttrName, *state);
       }
       for (unsigned i = 0; i < func.getNumResults(); ++i) {
         auto tags = func.getResultAttrOfType<ArrayAttr>(i, tagName);

@@ -13,7 +13,7 @@
 // The matmul's two adjoints contract against the output gradient; the
 // weight's comes out in the weight's layout [16, 4], with no transpose.
 // CHECK-DAG: tessel.dot_general %{{.*}}, %arg1, batching = [] x [], contracting = [1] x [1]
-// CHECK-DAG: tessel.dot_general %arg0, %{{.*}}, batching = [] x [], contracting = [0] x [0] : (tensor<8x16xf32>, tensor<8x4xf32>) -> tensor<16x4xf32>
+// CHECK-DAG: tessel.dot_general %arg0, %{{.*}}, batching = [] x [], contracting = [0] x [0] {tessel.role = "backward_weight"} : (tensor<8x16xf32>, tensor<8x4xf32>) -> tensor<16x4xf32>
 // CHECK-NOT: tessel.transpose
 // CHECK: return %[[L]],
 func.func @loss(%x: tensor<8x16xf32> {tessel.name = "x"},

@@ -11,12 +11,14 @@ by tessel-interp, one thread per device) equals the unpartitioned one.
   --grad (with --models): differentiate each model first (--tessel-grad)
     and compare the loss and every parameter gradient of @forward_grad.
   --train OPTIONS (with --models): build @train_step (--tessel-train-step=
-    OPTIONS) and compare new parameters, optimizer state, loss and norm;
+    OPTIONS) and compare new parameters, optimizer state, loss and norm
+    (also on ZeRO-1 meshes: zero1, dp-tp-zero1);
     --train-steps N compares them after N steps (rtol 1e-4, atol 1e-6).
 Each case: propagate, partition (optionally optimize collectives), run both
 programs from the same seed, compare every output (f32: rtol 1e-6, atol
 1e-7 for the models' losses; rtol 1e-5, atol 1e-7 for gradients; rtol 1e-4, atol 1e-5 for random programs, whose
-values can grow large). Prints one line per case and "N passed, M failed".
+values can grow large; --rtol/--atol override). --only selects cases by
+MODEL:STRATEGY. Prints one line per case and "N passed, M failed".
 """
 import argparse
 import os
@@ -38,6 +40,9 @@ MODELS = {
 }
 MESHES = [("dp=4", "dp"), ("tp=4", "tp"), ("dp=2,tp=2", "dp-tp"),
           ("tp=2", "tp-sp"), ("dp=4", "fsdp"), ("tp=3", "tp")]
+# A train step also partitions its optimizer update: ZeRO-1/2 splits the
+# optimizer state over dp while the parameters stay whole.
+TRAIN_MESHES = MESHES + [("dp=4", "zero1"), ("dp=2,tp=2", "dp-tp-zero1")]
 
 
 def run(cmd, **kw):
@@ -78,7 +83,9 @@ class Checker:
                "--expect", ref, "--rtol", rtol, "--atol", atol] + func
         r = run(cmd)
         if r.returncode:
-            return self.fail(label, (r.stdout + r.stderr)[-1500:])
+            bad = [l for l in r.stdout.splitlines() if l.startswith("MISMATCH")]
+            return self.fail(label, "\n".join(bad[:20]) or
+                             (r.stdout + r.stderr)[-1500:])
         errs = re.findall(r"max abs err ([^,\s]+)", r.stdout)
         self.passed += 1
         print("ok %s: max abs err %s" % (label, max(errs, key=float)
@@ -89,9 +96,14 @@ class Checker:
         print("FAIL %s: %s" % (label, why))
 
     def models(self):
-        cases = [(m, mesh, s) for m in MODELS for mesh, s in MESHES]
+        meshes = TRAIN_MESHES if self.o.train else MESHES
+        cases = [(m, mesh, s) for m in MODELS for mesh, s in meshes]
         cases.append(("gpt-vocab50257", "dp=2,tp=4", "dp-tp"))
         cases.append(("llama-vocab50257", "dp=2,tp=4", "dp-tp"))
+        if self.o.only:
+            cases = [c for c in cases
+                     if any(re.fullmatch(pattern, "%s:%s" % (c[0], c[2]))
+                            for pattern in self.o.only.split(","))]
         big_vocab = {
             "gpt-vocab50257": "gpt --layers 1 --hidden 16 --heads 4 --vocab "
                               "50257 --seq 4 --batch 2",
@@ -122,8 +134,8 @@ class Checker:
                 # Over several optimizer steps rounding differences compound.
                 steps = self.o.train and self.o.train_steps > 1
                 self.case(label, base + ".prop.mlir", 1,
-                          rtol="1e-4" if steps else "1e-5",
-                          atol="1e-6" if steps else "1e-7")
+                          rtol=self.o.rtol or ("1e-4" if steps else "1e-5"),
+                          atol=self.o.atol or ("1e-6" if steps else "1e-7"))
                 continue
             # The models' losses agree to rounding: a tight tolerance catches
             # small errors (a missing padding mask) a loose one would not.
@@ -173,6 +185,11 @@ def main():
     p.add_argument("--train-steps", type=int, default=0,
                    help="with --train: run that many steps, feeding "
                         "parameters and state back, and compare the last")
+    p.add_argument("--only", default="",
+                   help="with --models: comma-separated regular expressions "
+                        "over MODEL:STRATEGY selecting the cases")
+    p.add_argument("--rtol", default="", help="override the tolerance")
+    p.add_argument("--atol", default="", help="override the tolerance")
     p.add_argument("--optimize", action="store_true",
                    help="also run --tessel-optimize-collectives")
     o = p.parse_args()

@@ -13,6 +13,7 @@
 #include "tessel/dialects/tessel/TesselDialect.h"
 #include "tessel/interpreter/Inputs.h"
 #include "tessel/interpreter/Interpreter.h"
+#include "tessel/support/TokenFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -68,13 +69,22 @@ static llvm::cl::opt<double>
 static llvm::cl::opt<double>
     absTol("atol", llvm::cl::desc("Absolute tolerance for --expect"),
            llvm::cl::init(1e-6), llvm::cl::cat(toolCategory));
+static llvm::cl::opt<std::string> tokensFile(
+    "tokens",
+    llvm::cl::desc("Take the arguments named input_ids and labels (integer "
+                   "[batch, sequence]) from this flat token file (nanoGPT's "
+                   ".bin): with --train-steps a new window per step"),
+    llvm::cl::value_desc("file"), llvm::cl::cat(toolCategory));
+static llvm::cl::opt<std::string> tokenType(
+    "token-type", llvm::cl::desc("uint16 (default) or uint32"),
+    llvm::cl::init("uint16"), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<unsigned> trainSteps(
     "train-steps",
     llvm::cl::desc("Run the function N times as a training step: each result "
                    "named like an argument (new parameters, optimizer state) "
                    "feeds that argument of the next call, an argument named "
-                   "'step' gets 0, 1, ...; other arguments (the batch) stay "
-                   "fixed. Prints loss and grad_norm per step; --save, "
+                   "'step' gets 0, 1, ...; the batch comes from --tokens or "
+                   "stays fixed. Prints loss and grad_norm per step; --save, "
                    "--print and --expect see the last step's outputs"),
     llvm::cl::init(0), llvm::cl::cat(toolCategory));
 
@@ -218,12 +228,50 @@ int main(int argc, char **argv) {
   if (!inputs)
     return failWith(llvm::toString(inputs.takeError()));
 
+  // Token batches: input_ids and labels from --tokens, batch k for step k.
+  std::optional<TokenFile> tokens;
+  std::optional<unsigned> idsArg, labelsArg;
+  int64_t vocab = 0;
+  if (!tokensFile.empty()) {
+    if (tokenType != "uint16" && tokenType != "uint32")
+      return failWith("--token-type must be uint16 or uint32");
+    llvm::Expected<TokenFile> file =
+        TokenFile::open(tokensFile, tokenType == "uint16" ? 2 : 4);
+    if (!file)
+      return failWith(llvm::toString(file.takeError()));
+    tokens = std::move(*file);
+    for (unsigned a = 0; a < func.getNumArguments(); ++a) {
+      std::string name = ti::argName(func, a);
+      if (name != "input_ids" && name != "labels")
+        continue;
+      (name == "labels" ? labelsArg : idsArg) = a;
+      // The vocabulary, from the ids' int:0:V initialization.
+      if (llvm::Expected<InitSpec> spec = ti::initSpecFor(func, a)) {
+        if (spec->kind == InitSpec::IntRange)
+          vocab = vocab ? std::min<int64_t>(vocab, spec->b) : spec->b;
+      } else {
+        llvm::consumeError(spec.takeError());
+      }
+    }
+    if (!idsArg && !labelsArg)
+      return failWith("--tokens: @" + func.getSymName().str() +
+                      " has no argument named input_ids or labels to fill");
+  }
+  auto loadBatch = [&](uint64_t k) -> llvm::Error {
+    if (!tokens)
+      return llvm::Error::success();
+    return tokens->batch(k, idsArg ? &(*inputs)[*idsArg] : nullptr,
+                         labelsArg ? &(*inputs)[*labelsArg] : nullptr, vocab);
+  };
+
   bool spmd = succeeded(ti::spmdMesh(func));
   auto runOnce = [&](std::vector<HostTensor> args) {
     return spmd ? ti::runSpmd(func, args) : ti::runFunction(func, std::move(args));
   };
   llvm::Expected<std::vector<HostTensor>> outputs = std::vector<HostTensor>();
   if (trainSteps == 0) {
+    if (llvm::Error err = loadBatch(0))
+      return failWith(llvm::toString(std::move(err)));
     outputs = runOnce(std::move(*inputs));
   } else {
     // Results feed the arguments of the same name.
@@ -254,6 +302,8 @@ int main(int argc, char **argv) {
         for (int64_t e = 0; e < t.size(); ++e)
           t.setI(e, k);
       }
+      if (llvm::Error err = loadBatch(k))
+        return failWith(llvm::toString(std::move(err)));
       outputs = runOnce(*inputs);
       if (!outputs)
         break;

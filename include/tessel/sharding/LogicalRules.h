@@ -6,6 +6,8 @@
 // A rule may also give the propagation priority of what it shards:
 //   {"embed": {"axes": "dp", "priority": 2}}
 // By default arguments propagate at p0 and activation constraints at p1.
+// An "optimizer_state" object overrides entries for optimizer state and
+// master weights (ZeRO-1/2: {"optimizer_state": {"embed": "dp"}}).
 // Switching between DP, FSDP, TP and their mixes is a rules change.
 //
 //===----------------------------------------------------------------------===//
@@ -25,9 +27,15 @@
 namespace mlir::tessel {
 
 struct LogicalRules {
+  using AxisMap = std::map<std::string, std::vector<std::string>, std::less<>>;
   /// Logical axis -> mesh axes, major to minor (empty: replicated). Ordered,
   /// so that diagnostics are deterministic.
-  std::map<std::string, std::vector<std::string>, std::less<>> axes;
+  AxisMap axes;
+  /// The "optimizer_state" entries: how optimizer state and master weights
+  /// are laid out where they differ from the parameter (ZeRO-1/2). Set as
+  /// `tessel.state_sharding` on parameter arguments.
+  AxisMap stateAxes;
+  bool hasStateRules = false;
   /// Logical axis -> propagation priority of the dimensions it shards, where
   /// the rule gives one (`{"axes": "dp", "priority": 2}`).
   std::map<std::string, int64_t, std::less<>> priorities;

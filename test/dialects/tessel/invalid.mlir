@@ -874,3 +874,31 @@ func.func @f() {
   %0 = tessel.axis_index on @nomesh ["pp"] : tensor<i32>
   return
 }
+// -----
+// Tests: tessel.role is one of the training-step roles.
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'tessel.neg' op 'tessel.role' must be "forward", "recompute", "backward_input", "backward_weight" or "optimizer", got "backward"}}
+  %0 = tessel.neg %x {tessel.role = "backward"} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+// -----
+// Tests: tessel.stage and tessel.layer are non-negative integers.
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'tessel.neg' op 'tessel.stage' must be a non-negative integer, got -1 : i64}}
+  %0 = tessel.neg %x {tessel.stage = -1} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+// -----
+// Tests: tessel.recompute names a group.
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'tessel.neg' op 'tessel.recompute' must be a non-empty group name, got ""}}
+  %0 = tessel.neg %x {tessel.recompute = ""} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+// -----
+// Tests: tessel.state_sharding is a sharding that fits its argument.
+tessel.mesh @mesh ["dp"=2]
+// expected-error@+1 {{'func.func' op 'tessel.state_sharding' on argument #0 must be a #tessel.sharding, got "dp"}}
+func.func @f(%w: tensor<4xf32> {tessel.state_sharding = "dp"}) {
+  return
+}
