@@ -23,3 +23,17 @@ echo "train step: $(wc -l < "$WORK/step.mlir") lines"
 grep "partition + optimize" "$WORK/report.txt"
 echo "communication of @train_step per device per step:"
 awk '/Communication of @train_step/ {on = 1} on && /^total/' "$WORK/report.txt"
+
+# Memory per device by liveness (--tessel-memory-report) under each
+# recomputation policy, and with bf16 compute; communication of each.
+for variant in "recompute=none" "recompute=tagged" "recompute=layers" \
+               "recompute=layers compute-type=bf16"; do
+  "$BIN/tessel-opt" "$WORK/gpt.mlir" \
+    --tessel-train-step="optimizer=adamw clip-norm=1.0 $variant" \
+    --tessel-propagate --tessel-partition --tessel-optimize-collectives \
+    --tessel-memory-report=func=train_step --tessel-comm-report \
+    -o /dev/null > "$WORK/mem.txt" 2>&1 || { tail "$WORK/mem.txt"; exit 1; }
+  echo "== $variant"
+  grep -E "arguments|peak of computed|kept for backward" "$WORK/mem.txt"
+  awk '/Communication of @train_step/ {on = 1} on && /^total:/' "$WORK/mem.txt"
+done

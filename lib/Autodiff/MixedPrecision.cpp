@@ -38,8 +38,10 @@ public:
   Caster(OpBuilder &b, Type low) : b(b), low(low), f32(b.getF32Type()) {}
 
   /// The new value for `old`, in the low type or in f32 (other element
-  /// types are returned as they are).
-  Value get(Value old, bool wantLow) {
+  /// types are returned as they are). A cast belongs to the layer, stage
+  /// and recomputation group of the op it is made for (`user`), so that
+  /// recomputing a layer recomputes its casts instead of keeping them.
+  Value get(Value old, bool wantLow, Operation *user = nullptr) {
     Value v = values.lookup(old);
     auto t = dyn_cast<RankedTensorType>(v.getType());
     if (!t)
@@ -49,8 +51,16 @@ public:
     if (have == want || (have != low && have != f32))
       return v;
     auto [it, inserted] = casts[wantLow].try_emplace(v, Value());
-    if (inserted)
-      it->second = ConvertOp::create(b, old.getLoc(), t.clone(want), v);
+    if (inserted) {
+      auto cast = ConvertOp::create(b, old.getLoc(), t.clone(want), v);
+      if (user)
+        for (StringRef name :
+             {TesselDialect::kLayerAttrName, TesselDialect::kStageAttrName,
+              TesselDialect::kRecomputeAttrName})
+          if (Attribute a = user->getAttr(name))
+            cast->setAttr(name, a);
+      it->second = cast;
+    }
     return it->second;
   }
 
@@ -58,7 +68,7 @@ public:
     bool lowOp = !keepsF32(op);
     IRMapping map;
     for (Value operand : op->getOperands())
-      map.map(operand, get(operand, lowOp));
+      map.map(operand, get(operand, lowOp, op));
     Operation *clone = b.clone(*op, map);
     for (auto [from, to] : llvm::zip(op->getResults(), clone->getResults())) {
       auto t = dyn_cast<RankedTensorType>(to.getType());
