@@ -11,7 +11,7 @@
 
 #include "tessel/autodiff/Autodiff.h"
 
-#include "Emit.h"
+#include "tessel/dialects/tessel/Emit.h"
 
 #include "tessel/dialects/tessel/TesselOps.h"
 
@@ -254,6 +254,17 @@ void GradientBuilder::assignBackwardRoles() {
 }
 
 } // namespace
+
+LogicalResult mlir::tessel::buildVjp(OpBuilder &builder, Operation *op,
+                                     ArrayRef<Value> resultCotangents,
+                                     SmallVectorImpl<Value> &operandCotangents) {
+  auto vjp = dyn_cast<VjpOpInterface>(op);
+  if (!vjp)
+    return op->emitError() << "no VJP rule for '" << op->getName()
+                           << "'; hint: differentiate the program before "
+                              "partitioning it (collectives have no rule)";
+  return vjp.buildVjp(builder, resultCotangents, operandCotangents);
+}
 
 std::optional<Recompute> mlir::tessel::parseRecompute(StringRef name) {
   return llvm::StringSwitch<std::optional<Recompute>>(name)

@@ -11,7 +11,7 @@
 #include "tessel/autodiff/Autodiff.h"
 #include "tessel/dialects/tessel/TesselOps.h"
 
-#include "Emit.h"
+#include "tessel/dialects/tessel/Emit.h"
 
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"

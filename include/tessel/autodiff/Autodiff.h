@@ -1,7 +1,8 @@
 //===- Autodiff.h - reverse-mode automatic differentiation -------*- C++ -*-===//
 //
-// Each op's vector-Jacobian product is one rule in lib/Autodiff/Vjp.cpp;
-// buildGradient runs them backward over a function.
+// Each op's vector-Jacobian product is its VjpOpInterface rule
+// (dialects/tessel/Vjp.cpp); buildGradient runs them backward over a
+// function.
 //
 //===----------------------------------------------------------------------===//
 

@@ -160,7 +160,7 @@ def TesselGradPass : Pass<"tessel-grad", "ModuleOp"> {
     For `func=NAME` (default `forward`), whose first result is a scalar
     float loss, adds `@NAME_grad(args...) -> (loss, d loss / d arg for every
     float argument)` (results named `loss` and `grad.<argument name>`),
-    built from each op's vector-Jacobian product (lib/Autodiff/Vjp.cpp).
+    built from each op's vector-Jacobian product (VjpOpInterface).
     The training-step builder uses the same machinery.
   }];
   let options = [

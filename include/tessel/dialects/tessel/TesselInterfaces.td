@@ -28,4 +28,35 @@ def Tessel_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
   ];
 }
 
+def Tessel_VjpOpInterface : OpInterface<"VjpOpInterface"> {
+  let cppNamespace = "::mlir::tessel";
+  let description = [{
+    An op's vector-Jacobian product, the rule reverse-mode autodiff
+    (`--tessel-grad`, `--tessel-train-step`) runs backward over a function.
+    Given the cotangents of the op's results (null where a result has
+    none), it emits the cotangents of its operands with tessel ops (null
+    where an operand gets none), so gradients are ordinary programs that
+    propagate, partition and lower like the forward. Ops whose operands get
+    no cotangent (constants, iota, comparisons, one_hot, dropout masks) use
+    the default. An op without this interface cannot be differentiated.
+    The rules are in dialects/tessel/Vjp.cpp, next to the sharding rules.
+  }];
+  let methods = [
+    InterfaceMethod<
+      /*desc=*/[{Emits the operands' cotangents at the builder's insertion
+                 point; fails with a diagnostic on the op where a case has no
+                 rule (strided slices).}],
+      /*retTy=*/"::llvm::LogicalResult",
+      /*methodName=*/"buildVjp",
+      /*args=*/(ins "::mlir::OpBuilder &":$builder,
+                    "::llvm::ArrayRef<::mlir::Value>":$resultCotangents,
+                    "::llvm::SmallVectorImpl<::mlir::Value> &":$operandCotangents),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        operandCotangents.assign($_op->getNumOperands(), ::mlir::Value());
+        return ::mlir::success();
+      }]>
+  ];
+}
+
 #endif // TESSEL_DIALECTS_TESSEL_TESSELINTERFACES_TD

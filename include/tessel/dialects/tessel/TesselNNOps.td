@@ -11,7 +11,7 @@
 // Neural-network ops
 //===----------------------------------------------------------------------===//
 
-def Tessel_SoftmaxOp : Tessel_Op<"softmax", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, SameOperandsAndResultType,
+def Tessel_SoftmaxOp : Tessel_Op<"softmax", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, SameOperandsAndResultType,
     InferTypeOpInterface]> {
   let summary = "Softmax along one dimension";
   let description = [{
@@ -31,7 +31,7 @@ def Tessel_SoftmaxOp : Tessel_Op<"softmax", [DeclareOpInterfaceMethods<Tessel_Sh
   let hasVerifier = 1;
 }
 
-def Tessel_LayerNormOp : Tessel_Op<"layer_norm", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure,
+def Tessel_LayerNormOp : Tessel_Op<"layer_norm", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure,
     AllTypesMatch<["scale", "bias"]>, InferTypeOpAdaptor]> {
   let summary = "Layer normalization over the last dimension";
   let description = [{
@@ -60,7 +60,7 @@ def Tessel_LayerNormOp : Tessel_Op<"layer_norm", [DeclareOpInterfaceMethods<Tess
   let hasVerifier = 1;
 }
 
-def Tessel_RmsNormOp : Tessel_Op<"rms_norm", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure,
+def Tessel_RmsNormOp : Tessel_Op<"rms_norm", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure,
     InferTypeOpAdaptor]> {
   let summary = "RMS normalization over the last dimension";
   let description = [{
@@ -86,7 +86,7 @@ def Tessel_RmsNormOp : Tessel_Op<"rms_norm", [DeclareOpInterfaceMethods<Tessel_S
   let hasVerifier = 1;
 }
 
-def Tessel_GatherOp : Tessel_Op<"gather", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor]> {
+def Tessel_GatherOp : Tessel_Op<"gather", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "Takes slices of a tensor at indices along one axis";
   let description = [{
     Like `numpy.take(table, indices, axis)`: the result shape is
@@ -112,7 +112,7 @@ def Tessel_GatherOp : Tessel_Op<"gather", [DeclareOpInterfaceMethods<Tessel_Shar
   }];
 }
 
-def Tessel_ScatterAddOp : Tessel_Op<"scatter_add", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure,
+def Tessel_ScatterAddOp : Tessel_Op<"scatter_add", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure,
     InferTypeOpAdaptor]> {
   let summary = "Adds slices into a tensor at indices along one axis";
   let description = [{
@@ -142,7 +142,7 @@ def Tessel_ScatterAddOp : Tessel_Op<"scatter_add", [DeclareOpInterfaceMethods<Te
   let hasVerifier = 1;
 }
 
-def Tessel_OneHotOp : Tessel_Op<"one_hot", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure]> {
+def Tessel_OneHotOp : Tessel_Op<"one_hot", [Tessel_VjpOpInterface, DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure]> {
   let summary = "One-hot encoding along a new last dimension";
   let description = [{
     `result[..., c] = (indices[...] == c) ? 1 : 0`; the depth is the result's
@@ -161,7 +161,7 @@ def Tessel_OneHotOp : Tessel_Op<"one_hot", [DeclareOpInterfaceMethods<Tessel_Sha
   let hasVerifier = 1;
 }
 
-def Tessel_TopKOp : Tessel_Op<"top_k", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor]> {
+def Tessel_TopKOp : Tessel_Op<"top_k", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "The k largest entries along the last dimension";
   let description = [{
     Returns the `k` largest values of each last-dimension row in descending
@@ -186,7 +186,7 @@ def Tessel_TopKOp : Tessel_Op<"top_k", [DeclareOpInterfaceMethods<Tessel_Shardin
   }];
 }
 
-def Tessel_DropoutMaskOp : Tessel_Op<"dropout_mask", [Pure, Tessel_ShardingRuleOpInterface]> {
+def Tessel_DropoutMaskOp : Tessel_Op<"dropout_mask", [Tessel_VjpOpInterface, Pure, Tessel_ShardingRuleOpInterface]> {
   let summary = "A seeded, scaled dropout mask";
   let description = [{
     `result[i] = keep(seed, i) ? 1 / (1 - rate) : 0` where `i` is the
@@ -210,7 +210,7 @@ def Tessel_DropoutMaskOp : Tessel_Op<"dropout_mask", [Pure, Tessel_ShardingRuleO
   let hasVerifier = 1;
 }
 
-def Tessel_SoftmaxCrossEntropyOp : Tessel_Op<"softmax_cross_entropy", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure,
+def Tessel_SoftmaxCrossEntropyOp : Tessel_Op<"softmax_cross_entropy", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure,
     InferTypeOpAdaptor]> {
   let summary = "Fused log-softmax and negative log-likelihood";
   let description = [{

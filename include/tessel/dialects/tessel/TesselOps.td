@@ -63,7 +63,7 @@ def Tessel_MeshOp : Tessel_Op<"mesh", [Symbol]> {
   }];
 }
 
-def Tessel_ShardingConstraintOp : Tessel_Op<"sharding_constraint", [
+def Tessel_ShardingConstraintOp : Tessel_Op<"sharding_constraint", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, 
     Pure, SameOperandsAndResultType, Tessel_ShardingRuleOpInterface,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "Pins the sharding of an intermediate value";
@@ -88,7 +88,7 @@ def Tessel_ShardingConstraintOp : Tessel_Op<"sharding_constraint", [
 // Tensor creation
 //===----------------------------------------------------------------------===//
 
-def Tessel_ConstantOp : Tessel_Op<"constant", [
+def Tessel_ConstantOp : Tessel_Op<"constant", [Tessel_VjpOpInterface, 
     ConstantLike, Pure, InferTypeOpAdaptor, Tessel_ShardingRuleOpInterface,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "A constant tensor";
@@ -108,7 +108,7 @@ def Tessel_ConstantOp : Tessel_Op<"constant", [
   let hasVerifier = 1;
 }
 
-def Tessel_IotaOp : Tessel_Op<"iota", [Pure, Tessel_ShardingRuleOpInterface]> {
+def Tessel_IotaOp : Tessel_Op<"iota", [Tessel_VjpOpInterface, Pure, Tessel_ShardingRuleOpInterface]> {
   let summary = "Indices along one dimension";
   let description = [{
     `result[i0, ..., in] = i_dim`, converted to the result element type.
@@ -134,7 +134,8 @@ def Tessel_IotaOp : Tessel_Op<"iota", [Pure, Tessel_ShardingRuleOpInterface]> {
 class Tessel_UnaryOp<string mnemonic, Type type, string formula,
                      list<Trait> traits = []>
     : Tessel_Op<mnemonic, !listconcat(traits, [Pure, Elementwise,
-          SameOperandsAndResultType, InferTypeOpInterface, Tessel_ShardingRuleOpInterface])> {
+          SameOperandsAndResultType, InferTypeOpInterface, Tessel_ShardingRuleOpInterface,
+          DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>])> {
   let summary = "Elementwise " # mnemonic;
   let description = "`result[i] = " # formula # "`.\n\n```mlir\n%y = tessel."
       # mnemonic # " %x : tensor<4x8xf32>\n```\n\nConstraints:\n"
@@ -160,7 +161,7 @@ def Tessel_SiluOp : Tessel_UnaryOp<"silu", Tessel_FloatTensor,
 def Tessel_SinOp : Tessel_UnaryOp<"sin", Tessel_FloatTensor, "sin(x[i])">;
 def Tessel_CosOp : Tessel_UnaryOp<"cos", Tessel_FloatTensor, "cos(x[i])">;
 
-def Tessel_GeluOp : Tessel_Op<"gelu", [Pure, Elementwise,
+def Tessel_GeluOp : Tessel_Op<"gelu", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, Pure, Elementwise,
     SameOperandsAndResultType, InferTypeOpInterface, Tessel_ShardingRuleOpInterface]> {
   let summary = "Elementwise GELU";
   let description = [{
@@ -183,7 +184,7 @@ def Tessel_GeluOp : Tessel_Op<"gelu", [Pure, Elementwise,
   }];
 }
 
-def Tessel_ConvertOp : Tessel_Op<"convert", [Pure, Elementwise,
+def Tessel_ConvertOp : Tessel_Op<"convert", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, Pure, Elementwise,
     SameOperandsAndResultShape, Tessel_ShardingRuleOpInterface]> {
   let summary = "Elementwise element type conversion";
   let description = [{
@@ -206,7 +207,8 @@ def Tessel_ConvertOp : Tessel_Op<"convert", [Pure, Elementwise,
 
 class Tessel_BinaryOp<string mnemonic, Type type, string formula>
     : Tessel_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType,
-                           InferTypeOpInterface, Tessel_ShardingRuleOpInterface]> {
+                           InferTypeOpInterface, Tessel_ShardingRuleOpInterface,
+                           DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>]> {
   let summary = "Elementwise " # mnemonic;
   let description = "`result[i] = " # formula # "`. Operands are not "
       # "broadcast: use `tessel.broadcast_in_dim` first.\n\n```mlir\n"
@@ -228,7 +230,7 @@ def Tessel_MinOp : Tessel_BinaryOp<"min", Tessel_NumericTensor,
     "min(x[i], y[i]) (NaN if either is NaN)">;
 def Tessel_PowOp : Tessel_BinaryOp<"pow", Tessel_FloatTensor, "x[i] ^ y[i]">;
 
-def Tessel_CompareOp : Tessel_Op<"compare", [Pure, Elementwise,
+def Tessel_CompareOp : Tessel_Op<"compare", [Tessel_VjpOpInterface, Pure, Elementwise,
     SameTypeOperands, SameOperandsAndResultShape, InferTypeOpAdaptor, Tessel_ShardingRuleOpInterface]> {
   let summary = "Elementwise comparison";
   let description = [{
@@ -249,7 +251,7 @@ def Tessel_CompareOp : Tessel_Op<"compare", [Pure, Elementwise,
   let assemblyFormat = "$direction `,` $lhs `,` $rhs attr-dict `:` type($lhs)";
 }
 
-def Tessel_SelectOp : Tessel_Op<"select", [Pure, Elementwise, Tessel_ShardingRuleOpInterface,
+def Tessel_SelectOp : Tessel_Op<"select", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, Pure, Elementwise, Tessel_ShardingRuleOpInterface,
     AllTypesMatch<["on_true", "on_false", "result"]>,
     AllShapesMatch<["pred", "result"]>]> {
   let summary = "Elementwise choice";
@@ -276,7 +278,7 @@ def Tessel_SelectOp : Tessel_Op<"select", [Pure, Elementwise, Tessel_ShardingRul
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
-def Tessel_BroadcastInDimOp : Tessel_Op<"broadcast_in_dim", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure]> {
+def Tessel_BroadcastInDimOp : Tessel_Op<"broadcast_in_dim", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure]> {
   let summary = "Broadcasts a tensor into a larger shape";
   let description = [{
     Operand dimension `i` becomes result dimension `dims[i]`; result
@@ -302,7 +304,7 @@ def Tessel_BroadcastInDimOp : Tessel_Op<"broadcast_in_dim", [DeclareOpInterfaceM
   let hasVerifier = 1;
 }
 
-def Tessel_ReshapeOp : Tessel_Op<"reshape", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure]> {
+def Tessel_ReshapeOp : Tessel_Op<"reshape", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure]> {
   let summary = "Reinterprets a tensor's shape in row-major order";
   let description = [{
     ```mlir
@@ -320,7 +322,7 @@ def Tessel_ReshapeOp : Tessel_Op<"reshape", [DeclareOpInterfaceMethods<Tessel_Sh
   let hasFolder = 1;
 }
 
-def Tessel_TransposeOp : Tessel_Op<"transpose", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor]> {
+def Tessel_TransposeOp : Tessel_Op<"transpose", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "Permutes dimensions";
   let description = [{
     `result.shape[i] = input.shape[permutation[i]]`.
@@ -342,7 +344,7 @@ def Tessel_TransposeOp : Tessel_Op<"transpose", [DeclareOpInterfaceMethods<Tesse
   let hasFolder = 1;
 }
 
-def Tessel_SliceOp : Tessel_Op<"slice", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor]> {
+def Tessel_SliceOp : Tessel_Op<"slice", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "A strided box of a tensor";
   let description = [{
     Result dimension `d` takes operand indices `start[d], start[d] +
@@ -368,7 +370,7 @@ def Tessel_SliceOp : Tessel_Op<"slice", [DeclareOpInterfaceMethods<Tessel_Shardi
   }];
 }
 
-def Tessel_ConcatenateOp : Tessel_Op<"concatenate", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure,
+def Tessel_ConcatenateOp : Tessel_Op<"concatenate", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure,
     InferTypeOpAdaptor]> {
   let summary = "Joins tensors along one dimension";
   let description = [{
@@ -391,7 +393,7 @@ def Tessel_ConcatenateOp : Tessel_Op<"concatenate", [DeclareOpInterfaceMethods<T
   }];
 }
 
-def Tessel_PadOp : Tessel_Op<"pad", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor]> {
+def Tessel_PadOp : Tessel_Op<"pad", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "Pads each dimension with a constant";
   let description = [{
     Adds `low[d]` elements before and `high[d]` after dimension `d`, all equal
@@ -421,7 +423,7 @@ def Tessel_PadOp : Tessel_Op<"pad", [DeclareOpInterfaceMethods<Tessel_ShardingRu
 // Contractions and reductions
 //===----------------------------------------------------------------------===//
 
-def Tessel_DotGeneralOp : Tessel_Op<"dot_general", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure,
+def Tessel_DotGeneralOp : Tessel_Op<"dot_general", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure,
     InferTypeOpAdaptor]> {
   let summary = "Generalized matrix product";
   let description = [{
@@ -461,7 +463,7 @@ def Tessel_DotGeneralOp : Tessel_Op<"dot_general", [DeclareOpInterfaceMethods<Te
   }];
 }
 
-def Tessel_ReduceOp : Tessel_Op<"reduce", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor]> {
+def Tessel_ReduceOp : Tessel_Op<"reduce", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "Reduces over a set of dimensions";
   let description = [{
     Sums (`sum`), takes the maximum or minimum, or averages (`mean`) over
@@ -487,7 +489,7 @@ def Tessel_ReduceOp : Tessel_Op<"reduce", [DeclareOpInterfaceMethods<Tessel_Shar
   }];
 }
 
-def Tessel_CumsumOp : Tessel_Op<"cumsum", [DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, SameOperandsAndResultType,
+def Tessel_CumsumOp : Tessel_Op<"cumsum", [DeclareOpInterfaceMethods<Tessel_VjpOpInterface, ["buildVjp"]>, DeclareOpInterfaceMethods<Tessel_ShardingRuleOpInterface, ["getShardingRule"]>, Pure, SameOperandsAndResultType,
     InferTypeOpInterface]> {
   let summary = "Inclusive running sum along one dimension";
   let description = [{

@@ -1,12 +1,12 @@
-//===- Emit.h - small op builders shared by the autodiff rules --*- C++ -*-===//
+//===- Emit.h - small op builders for VJP rules and optimizers --*- C++ -*-===//
 //
-// Internal to lib/Autodiff: keeps the VJP rules and the train-step builder
-// one line per formula.
+// Keeps the VJP rules (dialects/tessel/Vjp.cpp) and the train-step builder
+// (lib/Autodiff) one line per formula.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TESSEL_LIB_AUTODIFF_EMIT_H
-#define TESSEL_LIB_AUTODIFF_EMIT_H
+#ifndef TESSEL_DIALECTS_TESSEL_EMIT_H
+#define TESSEL_DIALECTS_TESSEL_EMIT_H
 
 #include "tessel/dialects/tessel/TesselOps.h"
 
@@ -68,4 +68,4 @@ struct Emit {
 
 } // namespace mlir::tessel::autodiff
 
-#endif // TESSEL_LIB_AUTODIFF_EMIT_H
+#endif // TESSEL_DIALECTS_TESSEL_EMIT_H
