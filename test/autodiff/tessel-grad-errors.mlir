@@ -14,3 +14,14 @@ func.func @f(%x: tensor<8xf32>) -> tensor<f32> {
   %l = tessel.reduce sum %s, dims = [0] : (tensor<4xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Collectives have no VJP rule: differentiate before partitioning.
+tessel.mesh @mesh ["dp"=2]
+func.func @f(%x: tensor<8xf32>) -> tensor<f32> {
+  // expected-error @below {{no VJP rule for 'tessel.all_reduce'; hint: differentiate the program before partitioning it}}
+  %s = tessel.all_reduce sum %x on @mesh ["dp"] : tensor<8xf32>
+  %l = tessel.reduce sum %s, dims = [0] : (tensor<8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
