@@ -60,11 +60,25 @@ struct Emit {
   }
   Value lastDimMean(Value x) { // [..., n] -> [...] mean, broadcast back
     int64_t last = typeOf(x).getRank() - 1;
-    Value m = ReduceOp::create(b, loc, ReduceKind::mean, x,
-                               ArrayRef<int64_t>{last});
+    Value m =
+        ReduceOp::create(b, loc, ReduceKind::mean, x, ArrayRef<int64_t>{last});
     return unreduce(m, x, {last});
   }
 };
+
+/// Runs a rule body with the op's cotangent `g`, operands `x(i)` and first
+/// result `y`; `out` gets one (possibly null) entry per operand.
+template <typename Body>
+LogicalResult rule(Operation *op, OpBuilder &builder, ArrayRef<Value> gs,
+                   SmallVectorImpl<Value> &out, Body body) {
+  Emit e{builder, op->getLoc()};
+  out.assign(op->getNumOperands(), Value());
+  Value g = gs.empty() ? Value() : gs[0];
+  auto x = [op](unsigned i) { return op->getOperand(i); };
+  Value y = op->getNumResults() ? op->getResult(0) : Value();
+  body(e, g, x, y);
+  return success();
+}
 
 } // namespace mlir::tessel::autodiff
 
