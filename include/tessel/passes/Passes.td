@@ -229,4 +229,24 @@ def TesselTrainStepPass : Pass<"tessel-train-step", "ModuleOp"> {
   let dependentDialects = ["::mlir::tessel::TesselDialect"];
 }
 
+def TesselLowerToLinalgPass : Pass<"tessel-lower-to-linalg", "ModuleOp"> {
+  let summary = "Lowers per-device programs to linalg/tensor/arith/math and runtime calls";
+  let description = [{
+    The first step of the CPU backend. Every tessel op becomes linalg on
+    tensors (element-wise ops, broadcasts and transposes as parallel
+    linalg.generic ops that fuse), tensor view ops (reshape, slice,
+    concatenate, pad), reductions and short sequences for softmax, the norms
+    and cross-entropy (statistics in f32 for 16-bit floats). dot_general
+    becomes a call to `tessel_rt_gemm_*` (OpenBLAS), collectives and
+    axis_index calls into libtessel_rt (runtime/Abi.h). Afterwards the
+    meshes and tessel attributes are dropped. Ops without a CPU lowering
+    (top_k, dropout_mask, send, recv) are errors at their location.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"];
+}
+
 #endif // TESSEL_PASSES_PASSES_TD

@@ -1,0 +1,96 @@
+/*===- Abi.h - the calls compiled programs make into libtessel_rt -*- C -*-===//
+ *
+ * Shared by the CPU lowering (which emits the calls) and the runtime (which
+ * implements them), so the two cannot drift apart. Plain C: the callers are
+ * LLVM-generated code.
+ *
+ * Buffers are 1-D memrefs passed the way MLIR's default calling convention
+ * expands them: (allocated pointer, aligned pointer, offset, size, stride).
+ * TESSEL_RT_MEMREF declares those five parameters; the data starts at
+ * aligned + offset and is contiguous (stride 1).
+ *
+ * Mesh axes of a collective are one int64 code: axis indices + 1, four bits
+ * each, in the order the op lists them (the first axis in the lowest bits).
+ *
+ * tessel_rt_collective_<type>(in, out, desc) reads its shape and parameters
+ * from `desc`:
+ *   [opcode, reduce kind, axes code, rank, in shape[rank], out shape[rank],
+ *    p0, p1, number of pairs, pairs...]
+ * p0/p1: all_gather and reduce_scatter: the dimension; all_to_all: split and
+ * concat dimensions; collective_permute: pairs of (source, target) group
+ * indices.
+ *===----------------------------------------------------------------------===*/
+
+#ifndef TESSEL_RUNTIME_ABI_H
+#define TESSEL_RUNTIME_ABI_H
+
+#include <stdint.h>
+
+#define TESSEL_RT_MEMREF(T, name)                                              \
+  T *name##_allocated, T *name, int64_t name##_offset, int64_t name##_size,    \
+      int64_t name##_stride
+
+enum TesselRtOpcode {
+  TESSEL_RT_ALL_REDUCE = 0,
+  TESSEL_RT_ALL_GATHER = 1,
+  TESSEL_RT_REDUCE_SCATTER = 2,
+  TESSEL_RT_ALL_TO_ALL = 3,
+  TESSEL_RT_COLLECTIVE_PERMUTE = 4,
+};
+
+enum TesselRtReduceKind {
+  TESSEL_RT_SUM = 0,
+  TESSEL_RT_MAX = 1,
+  TESSEL_RT_MIN = 2,
+};
+
+/* Descriptor field positions (fixed part). */
+enum {
+  TESSEL_RT_DESC_OPCODE = 0,
+  TESSEL_RT_DESC_KIND = 1,
+  TESSEL_RT_DESC_AXES = 2,
+  TESSEL_RT_DESC_RANK = 3,
+  TESSEL_RT_DESC_SHAPES = 4,
+};
+
+/* The entry point of a compiled program: one pointer per argument, then one
+ * per result, each to a contiguous buffer of the local (per-device) type. */
+#define TESSEL_RT_ENTRY "tessel_entry"
+/* A NUL-terminated JSON description of the program (see runtime/README.md). */
+#define TESSEL_RT_PROGRAM "tessel_program"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* C[b] = op(A[b]) * op(B[b]) for b < batch; A is MxK (KxM when transA), B is
+ * KxN (NxK when transB), C is MxN, all row-major and contiguous. */
+void tessel_rt_gemm_f32(TESSEL_RT_MEMREF(float, a), TESSEL_RT_MEMREF(float, b),
+                        TESSEL_RT_MEMREF(float, c), int64_t batch, int64_t m,
+                        int64_t n, int64_t k, int64_t transA, int64_t transB);
+void tessel_rt_gemm_f64(TESSEL_RT_MEMREF(double, a),
+                        TESSEL_RT_MEMREF(double, b),
+                        TESSEL_RT_MEMREF(double, c), int64_t batch, int64_t m,
+                        int64_t n, int64_t k, int64_t transA, int64_t transB);
+
+#define TESSEL_RT_DECLARE_COLLECTIVE(suffix, T)                                \
+  void tessel_rt_collective_##suffix(TESSEL_RT_MEMREF(T, in),                  \
+                                     TESSEL_RT_MEMREF(T, out),                 \
+                                     TESSEL_RT_MEMREF(int64_t, desc));
+TESSEL_RT_DECLARE_COLLECTIVE(f32, float)
+TESSEL_RT_DECLARE_COLLECTIVE(f64, double)
+TESSEL_RT_DECLARE_COLLECTIVE(bf16, uint16_t)
+TESSEL_RT_DECLARE_COLLECTIVE(f16, uint16_t)
+TESSEL_RT_DECLARE_COLLECTIVE(i64, int64_t)
+TESSEL_RT_DECLARE_COLLECTIVE(i32, int32_t)
+TESSEL_RT_DECLARE_COLLECTIVE(i1, uint8_t)
+#undef TESSEL_RT_DECLARE_COLLECTIVE
+
+/* This rank's index in its group over the axes `axesCode`. */
+int64_t tessel_rt_axis_index(int64_t axesCode);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TESSEL_RUNTIME_ABI_H */

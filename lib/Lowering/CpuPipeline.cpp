@@ -1,0 +1,197 @@
+//===- CpuPipeline.cpp - linalg on tensors to a native object file --------===//
+
+#include "tessel/lowering/Lowering.h"
+#include "tessel/runtime/Abi.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+#include <mutex>
+
+using namespace mlir;
+
+static llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+void tessel::registerCpuLoweringDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+}
+
+// Each step, and why it is there:
+//  * element-wise fusion merges producer generics into consumers, so a chain
+//    of element-wise ops (and the broadcasts feeding them) is one loop nest;
+//  * one-shot bufferization over the whole module, identity layouts at the
+//    function boundary so the entry point passes plain pointers;
+//  * results become out-parameters the runtime owns, written in place
+//    (hoist-static-allocs), and temporaries are freed by the ownership-based
+//    deallocation pipeline;
+//  * loops, then the LLVM dialect; math without an LLVM intrinsic (tanh, erf)
+//    calls libm.
+static constexpr const char *kPipeline =
+    "canonicalize,"
+    "linalg-fuse-elementwise-ops,"
+    "canonicalize,cse,"
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "buffer-results-to-out-params{hoist-static-allocs "
+    "modify-public-functions},"
+    "func.func(buffer-deallocation-pipeline),"
+    "convert-linalg-to-loops,"
+    "canonicalize,"
+    "lower-affine,"
+    "expand-strided-metadata,"
+    "convert-scf-to-cf,"
+    "convert-math-to-llvm,"
+    "convert-math-to-libm,"
+    "finalize-memref-to-llvm,"
+    "convert-arith-to-llvm,"
+    "convert-func-to-llvm,"
+    "convert-cf-to-llvm,"
+    "convert-index-to-llvm,"
+    "reconcile-unrealized-casts";
+
+LogicalResult tessel::buildCpuLoweringPipeline(OpPassManager &pm) {
+  static std::once_flag registered;
+  std::call_once(registered, [] { registerAllPasses(); });
+  return parsePassPipeline(kPipeline, pm);
+}
+
+/// The host's target machine (the executable runs where it is built).
+static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+hostTargetMachine(unsigned optLevel) {
+  static std::once_flag initialized;
+  std::call_once(initialized, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return fail("no LLVM target for " + triple.str() + ": " + error);
+  llvm::SubtargetFeatures features;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(feature.first(), feature.second);
+  llvm::TargetOptions options;
+  llvm::CodeGenOptLevel level = optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+                                : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                                : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                                : llvm::CodeGenOptLevel::None;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), features.getString(), options,
+      llvm::Reloc::PIC_, std::nullopt, level));
+  if (!tm)
+    return fail("could not create a target machine for " + triple.str());
+  return std::move(tm);
+}
+
+/// tessel_entry(void **buffers): calls the program with each buffer expanded
+/// into the memref descriptor fields MLIR's calling convention uses.
+static llvm::Error addEntry(llvm::Module &module,
+                            const tessel::EntrySignature &signature) {
+  llvm::Function *program = module.getFunction(signature.function);
+  if (!program)
+    return fail("the lowered module has no function @" + signature.function);
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
+  llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
+  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr},
+                                       /*isVarArg=*/false);
+  auto *entry = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
+                                       TESSEL_RT_ENTRY, module);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  std::vector<llvm::Value *> args;
+  for (auto [i, shape] : llvm::enumerate(signature.buffers)) {
+    llvm::Value *slot = b.CreateConstGEP1_64(ptr, entry->getArg(0), i);
+    llvm::Value *p = b.CreateLoad(ptr, slot);
+    args.push_back(p);
+    args.push_back(p);
+    args.push_back(llvm::ConstantInt::get(i64, 0));
+    for (int64_t size : shape)
+      args.push_back(llvm::ConstantInt::get(i64, size));
+    int64_t stride = 1;
+    std::vector<int64_t> strides(shape.size());
+    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+      strides[d] = stride;
+      stride *= shape[d];
+    }
+    for (int64_t s : strides)
+      args.push_back(llvm::ConstantInt::get(i64, s));
+  }
+  if (args.size() != program->arg_size())
+    return fail("@" + signature.function + " takes " +
+                llvm::Twine(program->arg_size()) +
+                " lowered arguments, but its buffers expand to " +
+                llvm::Twine(args.size()));
+  b.CreateCall(program, args);
+  b.CreateRetVoid();
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<llvm::Module>>
+tessel::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
+                          const EntrySignature &signature,
+                          const std::string &json, unsigned optLevel) {
+  std::unique_ptr<llvm::Module> llvmModule =
+      mlir::translateModuleToLLVMIR(module, context, "tessel_program");
+  if (!llvmModule)
+    return fail("translation to LLVM IR failed");
+  auto tm = hostTargetMachine(optLevel);
+  if (!tm)
+    return tm.takeError();
+  llvmModule->setDataLayout((*tm)->createDataLayout());
+  llvmModule->setTargetTriple((*tm)->getTargetTriple());
+  if (llvm::Error err = addEntry(*llvmModule, signature))
+    return std::move(err);
+  llvm::Constant *text = llvm::ConstantDataArray::getString(context, json);
+  new llvm::GlobalVariable(*llvmModule, text->getType(), /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage, text,
+                           TESSEL_RT_PROGRAM);
+  auto optimize = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
+                                            tm->get());
+  if (llvm::Error err = optimize(llvmModule.get()))
+    return std::move(err);
+  return std::move(llvmModule);
+}
+
+llvm::Error tessel::writeObjectFile(llvm::Module &module,
+                                    const std::string &path,
+                                    unsigned optLevel) {
+  auto tm = hostTargetMachine(optLevel);
+  if (!tm)
+    return tm.takeError();
+  std::error_code ec;
+  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return fail("cannot write " + path + ": " + ec.message());
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, out.os(), nullptr,
+                                 llvm::CodeGenFileType::ObjectFile))
+    return fail("the target cannot emit object files");
+  pm.run(module);
+  out.keep();
+  return llvm::Error::success();
+}

@@ -1,0 +1,409 @@
+//===- RuntimeCalls.cpp - dot_general to BLAS, collectives to libtessel_rt ===//
+//
+// Calls are made on tensors: each operand becomes a contiguous buffer
+// (bufferization.to_buffer, which one-shot bufferization resolves to the
+// operand's buffer, or a copy when that buffer is a strided view), the result
+// a fresh buffer wrapped back into a tensor with bufferization.to_tensor
+// (restrict: nothing else aliases it). Buffers travel as 1-D memrefs, so one
+// declaration serves every shape (runtime/Abi.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+#include "tessel/dialects/tessel/TesselOps.h"
+#include "tessel/lowering/Lowering.h"
+#include "tessel/runtime/Abi.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+using namespace mlir::tessel;
+using namespace mlir::tessel::lowering;
+
+namespace {
+
+/// A 1-D dynamic memref of `elem`, the type every runtime buffer has.
+MemRefType flatType(Type elem) {
+  return MemRefType::get({ShapedType::kDynamic}, elem);
+}
+
+/// Views the identity-layout `memref` as memref<?xT>.
+Value flatten(OpBuilder &b, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  int64_t n = type.getNumElements();
+  auto flat = MemRefType::get({n}, type.getElementType());
+  Value v = memref;
+  if (type.getRank() == 0)
+    v = memref::ExpandShapeOp::create(b, loc, flat, v,
+                                      ArrayRef<ReassociationIndices>{});
+  else if (type.getRank() > 1) {
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      all[0].push_back(d);
+    v = memref::CollapseShapeOp::create(b, loc, flat, v, all);
+  }
+  return memref::CastOp::create(b, loc, flatType(type.getElementType()), v);
+}
+
+/// The tensor's contents as a flat buffer the callee only reads.
+Value inputBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  Value m = bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
+                                              /*read_only=*/true);
+  return flatten(b, loc, m);
+}
+
+/// A new buffer for a result; `tensorOf` wraps it after the call.
+struct OutputBuffer {
+  Value memref, flat;
+  Value tensorOf(OpBuilder &b, Location loc, RankedTensorType type) const {
+    return bufferization::ToTensorOp::create(b, loc, type, memref,
+                                             /*restrict=*/true,
+                                             /*writable=*/true);
+  }
+};
+
+OutputBuffer outputBuffer(OpBuilder &b, Location loc, RankedTensorType type) {
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  Value m = memref::AllocOp::create(b, loc, memrefType,
+                                    b.getI64IntegerAttr(64));
+  return {m, flatten(b, loc, m)};
+}
+
+/// Declares `name` (external, private) in the module of `op` if missing.
+FlatSymbolRefAttr declareRuntime(OpBuilder &b, Operation *op, StringRef name,
+                                 TypeRange args, TypeRange results) {
+  auto module = op->getParentOfType<ModuleOp>();
+  if (!module.lookupSymbol(name)) {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(module.getBody());
+    auto fn = func::FuncOp::create(b, module.getLoc(), name,
+                                   b.getFunctionType(args, results));
+    fn.setPrivate();
+  }
+  return FlatSymbolRefAttr::get(b.getContext(), name);
+}
+
+Value i64Const(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+}
+
+/// result = runtime `name`(input buffers..., result buffer, constant
+/// buffers..., i64 scalars...), made through a private wrapper function of
+/// tensors. One-shot bufferization sees the call to the wrapper as reading
+/// its operands and returning a fresh tensor, which is exactly what the
+/// runtime call does; the buffer casts stay inside the wrapper, where no
+/// pass can merge or move them away from the call.
+Value callRuntime(PatternRewriter &rw, Operation *anchor, StringRef name,
+                  ValueRange inputs, RankedTensorType resultType,
+                  ArrayRef<DenseElementsAttr> constants,
+                  ArrayRef<int64_t> scalars) {
+  Location loc = anchor->getLoc();
+  auto module = anchor->getParentOfType<ModuleOp>();
+  SmallVector<Type> runtimeArgs;
+  for (Value v : inputs)
+    runtimeArgs.push_back(
+        flatType(cast<RankedTensorType>(v.getType()).getElementType()));
+  runtimeArgs.push_back(flatType(resultType.getElementType()));
+  for (DenseElementsAttr c : constants)
+    runtimeArgs.push_back(flatType(c.getElementType()));
+  runtimeArgs.append(scalars.size(), rw.getI64Type());
+  FlatSymbolRefAttr callee = declareRuntime(rw, anchor, name, runtimeArgs, {});
+
+  func::FuncOp wrapper;
+  {
+    OpBuilder::InsertionGuard g(rw);
+    rw.setInsertionPointToEnd(module.getBody());
+    wrapper = func::FuncOp::create(
+        rw, loc, ("__tessel_call_" + name).str(),
+        rw.getFunctionType(TypeRange(inputs), {resultType}));
+    wrapper.setPrivate();
+    SymbolTable(module).insert(wrapper); // unique name
+    Block *body = wrapper.addEntryBlock();
+    rw.setInsertionPointToStart(body);
+    SmallVector<Value> args;
+    for (BlockArgument a : body->getArguments())
+      args.push_back(inputBuffer(rw, loc, a));
+    OutputBuffer out = outputBuffer(rw, loc, resultType);
+    args.push_back(out.flat);
+    for (DenseElementsAttr c : constants)
+      args.push_back(
+          inputBuffer(rw, loc, arith::ConstantOp::create(rw, loc, c)));
+    for (int64_t v : scalars)
+      args.push_back(i64Const(rw, loc, v));
+    func::CallOp::create(rw, loc, callee, TypeRange{}, args);
+    func::ReturnOp::create(rw, loc, out.tensorOf(rw, loc, resultType));
+  }
+  return func::CallOp::create(rw, loc, wrapper, inputs).getResult(0);
+}
+
+/// `v` permuted: result dimension i is input dimension perm[i].
+Value permute(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return v;
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  SmallVector<AffineExpr> exprs(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    exprs[p] = b.getAffineDimExpr(i);
+  AffineMap map = AffineMap::get(perm.size(), 0, exprs, b.getContext());
+  return parallelGeneric(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), {v}, {map},
+      [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+}
+
+Value convertTensor(OpBuilder &b, Location loc, Value v, Type elem) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getElementType() == elem)
+    return v;
+  return elementwise(b, loc, RankedTensorType::get(type.getShape(), elem), {v},
+                     [&](OpBuilder &nb, Location l, ValueRange a) {
+                       return castScalar(nb, l, a[0], elem);
+                     });
+}
+
+//===----------------------------------------------------------------------===//
+// tessel.dot_general
+//===----------------------------------------------------------------------===//
+
+struct DotGeneralLowering : OpRewritePattern<DotGeneralOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DotGeneralOp op,
+                                PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
+    auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    Type elem = type.getElementType();
+    auto fElem = dyn_cast<FloatType>(elem);
+    if (!fElem)
+      return rw.notifyMatchFailure(op, "integer matmuls are not lowered");
+    Type blasElem = fElem.getWidth() == 64 ? Type(rw.getF64Type())
+                                           : Type(rw.getF32Type());
+    auto freeDims = [](int64_t rank, ArrayRef<int64_t> batch,
+                       ArrayRef<int64_t> contract) {
+      SmallVector<int64_t> out;
+      for (int64_t d = 0; d < rank; ++d)
+        if (!llvm::is_contained(batch, d) && !llvm::is_contained(contract, d))
+          out.push_back(d);
+      return out;
+    };
+    ArrayRef<int64_t> lb = op.getLhsBatchingDims(),
+                      lc = op.getLhsContractingDims(),
+                      rb = op.getRhsBatchingDims(),
+                      rc = op.getRhsContractingDims();
+    SmallVector<int64_t> lf = freeDims(lhsType.getRank(), lb, lc);
+    SmallVector<int64_t> rf = freeDims(rhsType.getRank(), rb, rc);
+    auto prod = [](RankedTensorType t, ArrayRef<int64_t> dims) {
+      int64_t p = 1;
+      for (int64_t d : dims)
+        p *= t.getDimSize(d);
+      return p;
+    };
+    int64_t batch = prod(lhsType, lb), m = prod(lhsType, lf),
+            k = prod(lhsType, lc), n = prod(rhsType, rf);
+    auto cat = [](ArrayRef<int64_t> a, ArrayRef<int64_t> b2,
+                  ArrayRef<int64_t> c) {
+      SmallVector<int64_t> out(a);
+      out.append(b2.begin(), b2.end());
+      out.append(c.begin(), c.end());
+      return out;
+    };
+    auto isIdentity = [](ArrayRef<int64_t> p) {
+      return llvm::equal(p, llvm::seq<int64_t>(0, p.size()));
+    };
+    // Prefer the operand's own layout, telling BLAS to transpose, over a
+    // transposed copy.
+    SmallVector<int64_t> lhsN = cat(lb, lf, lc), lhsT = cat(lb, lc, lf);
+    SmallVector<int64_t> rhsN = cat(rb, rc, rf), rhsT = cat(rb, rf, rc);
+    bool transA = !isIdentity(lhsN) && isIdentity(lhsT);
+    bool transB = !isIdentity(rhsN) && isIdentity(rhsT);
+    Value lhs = permute(rw, loc, op.getLhs(), transA ? lhsT : lhsN);
+    Value rhs = permute(rw, loc, op.getRhs(), transB ? rhsT : rhsN);
+    lhs = convertTensor(rw, loc, lhs, blasElem);
+    rhs = convertTensor(rw, loc, rhs, blasElem);
+    lhs = reshapeTensor(rw, loc, lhs,
+                        transA ? SmallVector<int64_t>{batch, k, m}
+                               : SmallVector<int64_t>{batch, m, k});
+    rhs = reshapeTensor(rw, loc, rhs,
+                        transB ? SmallVector<int64_t>{batch, n, k}
+                               : SmallVector<int64_t>{batch, k, n});
+    auto outType = RankedTensorType::get({batch, m, n}, blasElem);
+    StringRef name = blasElem.isF64() ? "tessel_rt_gemm_f64"
+                                      : "tessel_rt_gemm_f32";
+    Value result = callRuntime(rw, op, name, {lhs, rhs}, outType, {},
+                               {batch, m, n, k, transA, transB});
+    result = reshapeTensor(rw, loc, result, type.getShape());
+    rw.replaceOp(op, convertTensor(rw, loc, result, elem));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// The axes code of runtime/Abi.h, or failure for an unknown axis.
+FailureOr<int64_t> axesCode(Operation *op, FlatSymbolRefAttr meshRef,
+                            ArrayAttr axes) {
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshRef);
+  if (!mesh)
+    return op->emitOpError() << "refers to an unknown mesh " << meshRef;
+  int64_t code = 0, shift = 0;
+  for (Attribute a : axes) {
+    StringRef name = cast<StringAttr>(a).getValue();
+    auto names = mesh.getAxisNames();
+    auto it = llvm::find_if(names, [&](Attribute n) {
+      return cast<StringAttr>(n).getValue() == name;
+    });
+    if (it == names.end())
+      return op->emitOpError() << "mesh axis '" << name << "' is unknown";
+    code |= (int64_t(it - names.begin()) + 1) << shift;
+    shift += 4;
+  }
+  return code;
+}
+
+FailureOr<StringRef> typeSuffix(Type elem) {
+  if (elem.isF32())
+    return StringRef("f32");
+  if (elem.isF64())
+    return StringRef("f64");
+  if (elem.isBF16())
+    return StringRef("bf16");
+  if (elem.isF16())
+    return StringRef("f16");
+  if (elem.isInteger(64))
+    return StringRef("i64");
+  if (elem.isInteger(32))
+    return StringRef("i32");
+  if (elem.isInteger(1))
+    return StringRef("i1");
+  return failure();
+}
+
+int64_t reduceCode(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::sum: return TESSEL_RT_SUM;
+  case CollectiveKind::max: return TESSEL_RT_MAX;
+  case CollectiveKind::min: return TESSEL_RT_MIN;
+  }
+  return TESSEL_RT_SUM;
+}
+
+/// Emits tessel_rt_collective_<type>(input, result, descriptor).
+LogicalResult emitCollective(PatternRewriter &rw, Operation *op,
+                             int64_t opcode, int64_t kind,
+                             FlatSymbolRefAttr mesh, ArrayAttr axes,
+                             ArrayRef<int64_t> params) {
+  Location loc = op->getLoc();
+  FailureOr<int64_t> code = axesCode(op, mesh, axes);
+  if (failed(code))
+    return failure();
+  Value input = op->getOperand(0);
+  auto inType = cast<RankedTensorType>(input.getType());
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  FailureOr<StringRef> suffix = typeSuffix(type.getElementType());
+  if (failed(suffix))
+    return rw.notifyMatchFailure(op, "element type without a collective");
+  SmallVector<int64_t> desc = {opcode, kind, *code, inType.getRank()};
+  llvm::append_range(desc, inType.getShape());
+  llvm::append_range(desc, type.getShape());
+  llvm::append_range(desc, params);
+  auto descType = RankedTensorType::get({int64_t(desc.size())},
+                                        rw.getI64Type());
+  auto descAttr = DenseElementsAttr::get(descType, ArrayRef<int64_t>(desc));
+  rw.replaceOp(op, callRuntime(rw, op, ("tessel_rt_collective_" + *suffix).str(),
+                               {input}, type, {descAttr}, {}));
+  return success();
+}
+
+struct AllReduceLowering : OpRewritePattern<AllReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AllReduceOp op,
+                                PatternRewriter &rw) const override {
+    return emitCollective(rw, op, TESSEL_RT_ALL_REDUCE,
+                          reduceCode(op.getKind()), op.getMeshAttr(),
+                          op.getAxes(), {0, 0, 0});
+  }
+};
+
+struct AllGatherLowering : OpRewritePattern<AllGatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AllGatherOp op,
+                                PatternRewriter &rw) const override {
+    return emitCollective(rw, op, TESSEL_RT_ALL_GATHER, 0, op.getMeshAttr(),
+                          op.getAxes(), {op.getDim(), 0, 0});
+  }
+};
+
+struct ReduceScatterLowering : OpRewritePattern<ReduceScatterOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReduceScatterOp op,
+                                PatternRewriter &rw) const override {
+    return emitCollective(rw, op, TESSEL_RT_REDUCE_SCATTER,
+                          reduceCode(op.getKind()), op.getMeshAttr(),
+                          op.getAxes(), {op.getDim(), 0, 0});
+  }
+};
+
+struct AllToAllLowering : OpRewritePattern<AllToAllOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AllToAllOp op,
+                                PatternRewriter &rw) const override {
+    return emitCollective(rw, op, TESSEL_RT_ALL_TO_ALL, 0, op.getMeshAttr(),
+                          op.getAxes(),
+                          {op.getSplitDim(), op.getConcatDim(), 0});
+  }
+};
+
+struct CollectivePermuteLowering : OpRewritePattern<CollectivePermuteOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CollectivePermuteOp op,
+                                PatternRewriter &rw) const override {
+    ArrayRef<int64_t> pairs = op.getPairs();
+    SmallVector<int64_t> params = {0, 0, int64_t(pairs.size() / 2)};
+    llvm::append_range(params, pairs);
+    return emitCollective(rw, op, TESSEL_RT_COLLECTIVE_PERMUTE, 0,
+                          op.getMeshAttr(), op.getAxes(), params);
+  }
+};
+
+struct AxisIndexLowering : OpRewritePattern<AxisIndexOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AxisIndexOp op,
+                                PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    FailureOr<int64_t> code = axesCode(op, op.getMeshAttr(), op.getAxes());
+    if (failed(code))
+      return failure();
+    Type i64 = rw.getI64Type();
+    FlatSymbolRefAttr callee =
+        declareRuntime(rw, op, "tessel_rt_axis_index", {i64}, {i64});
+    Value idx = func::CallOp::create(rw, loc, callee, TypeRange{i64},
+                                     ValueRange{i64Const(rw, loc, *code)})
+                    .getResult(0);
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    Value scalar = castScalar(rw, loc, idx, type.getElementType());
+    rw.replaceOpWithNewOp<tensor::FromElementsOp>(op, type,
+                                                  ValueRange{scalar});
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tessel::populateTesselRuntimeCallPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<DotGeneralLowering, AllReduceLowering, AllGatherLowering,
+               ReduceScatterLowering, AllToAllLowering,
+               CollectivePermuteLowering, AxisIndexLowering>(
+      patterns.getContext());
+}

@@ -1,0 +1,479 @@
+//===- TesselNNToLinalg.cpp - softmax, norms, cross-entropy, gathers ------===//
+//
+// Composite ops become short sequences of reductions and parallel generics
+// in the compute type (f32 for 16-bit floats): statistics are never kept in
+// bf16. gather reads the table with tensor.extract inside a generic;
+// scatter_add and cumsum are sequential loops over tensors that one-shot
+// bufferization turns into in-place updates.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+#include "tessel/dialects/tessel/TesselOps.h"
+#include "tessel/lowering/Lowering.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tessel;
+using namespace mlir::tessel::lowering;
+
+namespace {
+
+RankedTensorType resultTensor(Operation *op) {
+  return cast<RankedTensorType>(op->getResult(0).getType());
+}
+
+Value wide(OpBuilder &b, Location loc, Value v) {
+  return castScalar(b, loc, v, computeType(v.getType()));
+}
+
+RankedTensorType withElement(RankedTensorType t, Type elem) {
+  return RankedTensorType::get(t.getShape(), elem);
+}
+
+struct SoftmaxLowering : OpRewritePattern<SoftmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftmaxOp op,
+                                PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = resultTensor(op);
+    Type acc = computeType(type.getElementType());
+    int64_t rank = type.getRank(), dim = op.getDim();
+    AffineMap id = rw.getMultiDimIdentityMap(rank);
+    AffineMap drop = dropDimsMap(getContext(), rank, {dim});
+    Value mx = reduceDims(rw, loc, op.getInput(), {dim}, acc, -INFINITY,
+                          maxScalars);
+    Value e = parallelGeneric(
+        rw, loc, withElement(type, acc), {op.getInput(), mx}, {id, drop},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return math::ExpOp::create(
+              b, l, arith::SubFOp::create(b, l, wide(b, l, a[0]), a[1]));
+        });
+    Value sum = reduceDims(rw, loc, e, {dim}, acc, 0.0, addScalars);
+    // A row that is all -inf gives zeros, as in the interpreter.
+    Value r = parallelGeneric(
+        rw, loc, type, {e, sum, mx}, {id, drop, drop},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value q = arith::DivFOp::create(b, l, a[0], a[1]);
+          Value empty = arith::CmpFOp::create(
+              b, l, arith::CmpFPredicate::OEQ, a[2],
+              scalarConst(b, l, acc, -INFINITY));
+          Value v = arith::SelectOp::create(b, l, empty,
+                                            scalarConst(b, l, acc, 0.0), q);
+          return castScalar(b, l, v, type.getElementType());
+        });
+    rw.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// layer_norm and rms_norm over the last dimension.
+template <typename OpT, bool centered>
+struct NormLowering : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op, PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = resultTensor(op);
+    Type acc = computeType(type.getElementType());
+    int64_t rank = type.getRank(), last = rank - 1;
+    double n = type.getDimSize(last);
+    MLIRContext *ctx = rw.getContext();
+    AffineMap id = rw.getMultiDimIdentityMap(rank);
+    AffineMap row = dropDimsMap(ctx, rank, {last});
+    AffineMap col = AffineMap::get(rank, 0, rw.getAffineDimExpr(last), ctx);
+    Value x = op.getInput();
+    Value mean;
+    if (centered) {
+      Value sum = reduceDims(rw, loc, x, {last}, acc, 0.0, addScalars);
+      mean = parallelGeneric(
+          rw, loc, cast<RankedTensorType>(sum.getType()), {sum},
+          {rw.getMultiDimIdentityMap(rank - 1)},
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            return arith::DivFOp::create(b, l, a[0],
+                                         scalarConst(b, l, acc, n));
+          });
+    }
+    // Sum of squares (of deviations when centered), per row.
+    SmallVector<Value> sqIn = {x};
+    SmallVector<AffineMap> sqMaps = {id};
+    if (centered) {
+      sqIn.push_back(mean);
+      sqMaps.push_back(row);
+    }
+    Value centeredX = x;
+    if (centered)
+      centeredX = parallelGeneric(
+          rw, loc, withElement(type, acc), sqIn, sqMaps,
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            return arith::SubFOp::create(b, l, wide(b, l, a[0]), a[1]);
+          });
+    Value ss = reduceDims(
+        rw, loc, centeredX, {last}, acc, 0.0, addScalars,
+        [&](OpBuilder &b, Location l, Value v) -> Value {
+          Value w = wide(b, l, v);
+          return arith::MulFOp::create(b, l, w, w);
+        });
+    double eps = op.getEpsilon().convertToDouble();
+    SmallVector<Value> ins = {centeredX, ss, op.getScale()};
+    SmallVector<AffineMap> maps = {id, row, col};
+    if constexpr (centered) {
+      ins.push_back(op.getBias());
+      maps.push_back(col);
+    }
+    Value r = parallelGeneric(
+        rw, loc, type, ins, maps,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value var = arith::DivFOp::create(b, l, a[1],
+                                            scalarConst(b, l, acc, n));
+          Value inv = math::RsqrtOp::create(
+              b, l,
+              arith::AddFOp::create(b, l, var, scalarConst(b, l, acc, eps)));
+          Value v = arith::MulFOp::create(
+              b, l, arith::MulFOp::create(b, l, wide(b, l, a[0]), inv),
+              wide(b, l, a[2]));
+          if (centered)
+            v = arith::AddFOp::create(b, l, v, wide(b, l, a[3]));
+          return castScalar(b, l, v, type.getElementType());
+        });
+    rw.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct CrossEntropyLowering : OpRewritePattern<SoftmaxCrossEntropyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftmaxCrossEntropyOp op,
+                                PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto logitsType = cast<RankedTensorType>(op.getLogits().getType());
+    Type elem = logitsType.getElementType();
+    Type acc = computeType(elem);
+    int64_t rank = logitsType.getRank(), last = rank - 1;
+    int64_t classes = logitsType.getDimSize(last);
+    int64_t ignore = op.getIgnoreIndex();
+    MLIRContext *ctx = getContext();
+    AffineMap id = rw.getMultiDimIdentityMap(rank);
+    AffineMap row = dropDimsMap(ctx, rank, {last});
+    Value logits = op.getLogits(), labels = op.getLabels();
+    Value mx = reduceDims(rw, loc, logits, {last}, acc, -INFINITY, maxScalars);
+    auto perRow = cast<RankedTensorType>(mx.getType());
+    // sum(exp(x - max)) and x[label], per position.
+    Value e = parallelGeneric(
+        rw, loc, withElement(logitsType, acc), {logits, mx}, {id, row},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return math::ExpOp::create(
+              b, l, arith::SubFOp::create(b, l, wide(b, l, a[0]), a[1]));
+        });
+    Value sum = reduceDims(rw, loc, e, {last}, acc, 0.0, addScalars);
+    Value pickedInit = filledTensor(rw, loc, perRow, 0.0);
+    SmallVector<utils::IteratorType> it(rank, utils::IteratorType::parallel);
+    it[last] = utils::IteratorType::reduction;
+    Value picked =
+        linalg::GenericOp::create(
+            rw, loc, TypeRange{perRow}, ValueRange{logits, labels},
+            ValueRange{pickedInit}, ArrayRef<AffineMap>{id, row, row}, it,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value c = arith::IndexCastOp::create(
+                  b, l, b.getI64Type(), linalg::IndexOp::create(b, l, last));
+              Value label = castScalar(b, l, a[1], b.getI64Type());
+              Value hit = arith::CmpIOp::create(
+                  b, l, arith::CmpIPredicate::eq, c, label);
+              Value v = arith::SelectOp::create(b, l, hit, wide(b, l, a[0]),
+                                                a[2]);
+              linalg::YieldOp::create(b, l, v);
+            })
+            .getResult(0);
+    // Per-position loss, 0 where the label is ignored or out of range.
+    auto valid = [&](OpBuilder &b, Location l, Value label) -> Value {
+      Value lab = castScalar(b, l, label, b.getI64Type());
+      auto i64c = [&](int64_t v) {
+        return arith::ConstantOp::create(b, l, b.getI64IntegerAttr(v));
+      };
+      Value ok1 = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, lab,
+                                        i64c(ignore));
+      Value ok2 = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, lab,
+                                        i64c(0));
+      Value ok3 = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, lab,
+                                        i64c(classes));
+      return arith::AndIOp::create(
+          b, l, ok1, arith::AndIOp::create(b, l, ok2, ok3));
+    };
+    AffineMap rowId = rw.getMultiDimIdentityMap(rank - 1);
+    Value loss = parallelGeneric(
+        rw, loc, perRow, {sum, mx, picked, labels}, {rowId, rowId, rowId, rowId},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value v = arith::SubFOp::create(
+              b, l,
+              arith::AddFOp::create(b, l, math::LogOp::create(b, l, a[0]),
+                                    a[1]),
+              a[2]);
+          return arith::SelectOp::create(b, l, valid(b, l, a[3]), v,
+                                         scalarConst(b, l, acc, 0.0));
+        });
+    RankedTensorType type = resultTensor(op);
+    if (op.getReduction() == LossReduction::none) {
+      rw.replaceOp(op, elementwise(rw, loc, type, {loss},
+                                   [&](OpBuilder &b, Location l,
+                                       ValueRange a) {
+                                     return castScalar(b, l, a[0], elem);
+                                   }));
+      return success();
+    }
+    SmallVector<int64_t> allDims;
+    for (int64_t d = 0; d < rank - 1; ++d)
+      allDims.push_back(d);
+    Value total = reduceDims(rw, loc, loss, allDims, acc, 0.0, addScalars);
+    Value count = reduceDims(
+        rw, loc, labels, allDims, acc, 0.0, addScalars,
+        [&](OpBuilder &b, Location l, Value label) -> Value {
+          return castScalar(b, l, valid(b, l, label), acc);
+        });
+    bool mean = op.getReduction() == LossReduction::mean;
+    rw.replaceOp(op, elementwise(
+                         rw, loc, type, {total, count},
+                         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                           Value v = a[0];
+                           if (mean) {
+                             Value zero = scalarConst(b, l, acc, 0.0);
+                             Value none = arith::CmpFOp::create(
+                                 b, l, arith::CmpFPredicate::OEQ, a[1], zero);
+                             v = arith::SelectOp::create(
+                                 b, l, none, zero,
+                                 arith::DivFOp::create(b, l, a[0], a[1]));
+                           }
+                           return castScalar(b, l, v, elem);
+                         }));
+    return success();
+  }
+};
+
+/// result[pre, idx..., post] = table[pre, indices[idx...], post], or 0 when
+/// the index is out of range.
+struct GatherLowering : OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherOp op, PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = resultTensor(op);
+    auto tableType = cast<RankedTensorType>(op.getTable().getType());
+    auto idxType = cast<RankedTensorType>(op.getIndices().getType());
+    int64_t axis = op.getAxis(), ri = idxType.getRank();
+    int64_t size = tableType.getDimSize(axis);
+    SmallVector<AffineExpr> idxExprs;
+    for (int64_t d = 0; d < ri; ++d)
+      idxExprs.push_back(rw.getAffineDimExpr(axis + d));
+    AffineMap idxMap =
+        AffineMap::get(type.getRank(), 0, idxExprs, getContext());
+    Value table = op.getTable();
+    Type elem = type.getElementType();
+    rw.replaceOp(op, parallelGeneric(
+                         rw, loc, type, {op.getIndices()}, {idxMap},
+                         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                           Value i = castScalar(b, l, a[0], b.getI64Type());
+                           Value zero = arith::ConstantOp::create(
+                               b, l, b.getI64IntegerAttr(0));
+                           Value hi = arith::ConstantOp::create(
+                               b, l, b.getI64IntegerAttr(size - 1));
+                           Value ok = arith::AndIOp::create(
+                               b, l,
+                               arith::CmpIOp::create(
+                                   b, l, arith::CmpIPredicate::sge, i, zero),
+                               arith::CmpIOp::create(
+                                   b, l, arith::CmpIPredicate::sle, i, hi));
+                           Value clamped = arith::MinSIOp::create(
+                               b, l, arith::MaxSIOp::create(b, l, i, zero), hi);
+                           SmallVector<Value> at;
+                           for (int64_t d = 0; d < axis; ++d)
+                             at.push_back(linalg::IndexOp::create(b, l, d));
+                           at.push_back(arith::IndexCastOp::create(
+                               b, l, b.getIndexType(), clamped));
+                           for (int64_t d = axis + 1; d < tableType.getRank();
+                                ++d)
+                             at.push_back(linalg::IndexOp::create(
+                                 b, l, d - 1 + ri));
+                           Value v = tensor::ExtractOp::create(b, l, table, at);
+                           return arith::SelectOp::create(
+                               b, l, ok, v, scalarConst(b, l, elem, 0.0));
+                         }));
+    return success();
+  }
+};
+
+/// Sequential accumulation: result = base; result[o, idx[c], i] +=
+/// updates[o, c, i] over (o, c, i) in order, skipping out-of-range indices.
+struct ScatterAddLowering : OpRewritePattern<ScatterAddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScatterAddOp op,
+                                PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto baseType = cast<RankedTensorType>(op.getBase().getType());
+    auto idxType = cast<RankedTensorType>(op.getIndices().getType());
+    int64_t axis = op.getAxis();
+    int64_t outer = 1, inner = 1, size = baseType.getDimSize(axis);
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= baseType.getDimSize(d);
+    for (int64_t d = axis + 1; d < baseType.getRank(); ++d)
+      inner *= baseType.getDimSize(d);
+    int64_t count = idxType.getNumElements();
+    Value base = reshapeTensor(rw, loc, op.getBase(), {outer, size, inner});
+    Value idx = reshapeTensor(rw, loc, op.getIndices(), {count});
+    Value upd = reshapeTensor(rw, loc, op.getUpdates(), {outer, count, inner});
+    auto cidx = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(rw, loc, v);
+    };
+    // A copy of base to accumulate into (base itself may be live after).
+    Value init = linalg::CopyOp::create(
+                     rw, loc, base,
+                     emptyTensor(rw, loc,
+                                 cast<RankedTensorType>(base.getType())))
+                     .getResult(0);
+    Type elem = baseType.getElementType();
+    auto loopO = scf::ForOp::create(rw, loc, cidx(0), cidx(outer), cidx(1),
+                                    ValueRange{init});
+    rw.setInsertionPointToStart(loopO.getBody());
+    auto loopC = scf::ForOp::create(rw, loc, cidx(0), cidx(count), cidx(1),
+                                    ValueRange{loopO.getRegionIterArg(0)});
+    rw.setInsertionPointToStart(loopC.getBody());
+    Value c = loopC.getInductionVar(), o = loopO.getInductionVar();
+    Value row = castScalar(rw, loc,
+                           tensor::ExtractOp::create(rw, loc, idx, c),
+                           rw.getI64Type());
+    Value ok = arith::AndIOp::create(
+        rw, loc,
+        arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::sge, row,
+                              arith::ConstantOp::create(
+                                  rw, loc, rw.getI64IntegerAttr(0))),
+        arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::slt, row,
+                              arith::ConstantOp::create(
+                                  rw, loc, rw.getI64IntegerAttr(size))));
+    auto ifOp = scf::IfOp::create(rw, loc, TypeRange{init.getType()}, ok,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard g(rw);
+      rw.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value r = arith::IndexCastOp::create(rw, loc, rw.getIndexType(), row);
+      auto loopI = scf::ForOp::create(rw, loc, cidx(0), cidx(inner), cidx(1),
+                                      ValueRange{loopC.getRegionIterArg(0)});
+      rw.setInsertionPointToStart(loopI.getBody());
+      Value i = loopI.getInductionVar();
+      Value acc = loopI.getRegionIterArg(0);
+      Value cur = tensor::ExtractOp::create(rw, loc, acc, ValueRange{o, r, i});
+      Value u = tensor::ExtractOp::create(rw, loc, upd, ValueRange{o, c, i});
+      Value sum = castScalar(
+          rw, loc,
+          addScalars(rw, loc, castScalar(rw, loc, cur, computeType(elem)),
+                     castScalar(rw, loc, u, computeType(elem))),
+          elem);
+      Value next =
+          tensor::InsertOp::create(rw, loc, sum, acc, ValueRange{o, r, i});
+      scf::YieldOp::create(rw, loc, next);
+      rw.setInsertionPointAfter(loopI);
+      scf::YieldOp::create(rw, loc, loopI.getResult(0));
+      rw.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(rw, loc, loopC.getRegionIterArg(0));
+    }
+    rw.setInsertionPointAfter(ifOp);
+    scf::YieldOp::create(rw, loc, ifOp.getResult(0));
+    rw.setInsertionPointAfter(loopC);
+    scf::YieldOp::create(rw, loc, loopC.getResult(0));
+    rw.setInsertionPointAfter(loopO);
+    rw.replaceOp(op, reshapeTensor(rw, loc, loopO.getResult(0),
+                                   baseType.getShape()));
+    return success();
+  }
+};
+
+struct OneHotLowering : OpRewritePattern<OneHotOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(OneHotOp op, PatternRewriter &rw) const override {
+    RankedTensorType type = resultTensor(op);
+    int64_t rank = type.getRank();
+    AffineMap map = dropDimsMap(getContext(), rank, {rank - 1});
+    Type elem = type.getElementType();
+    rw.replaceOp(op, parallelGeneric(
+                         rw, op.getLoc(), type, {op.getIndices()}, {map},
+                         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                           Value c = arith::IndexCastOp::create(
+                               b, l, b.getI64Type(),
+                               linalg::IndexOp::create(b, l, rank - 1));
+                           Value hit = arith::CmpIOp::create(
+                               b, l, arith::CmpIPredicate::eq, c,
+                               castScalar(b, l, a[0], b.getI64Type()));
+                           return castScalar(b, l, hit, elem);
+                         }));
+    return success();
+  }
+};
+
+/// Inclusive prefix sum: a loop over the dimension adding slice k-1 to k.
+struct CumsumLowering : OpRewritePattern<CumsumOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CumsumOp op, PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = resultTensor(op);
+    int64_t dim = op.getDim(), rank = type.getRank(), n = type.getDimSize(dim);
+    if (n == 0) {
+      rw.replaceOp(op, op.getInput());
+      return success();
+    }
+    SmallVector<int64_t> sliceShape(type.getShape());
+    sliceShape[dim] = 1;
+    auto sliceType = RankedTensorType::get(sliceShape, type.getElementType());
+    Value init = linalg::CopyOp::create(rw, loc, op.getInput(),
+                                        emptyTensor(rw, loc, type))
+                     .getResult(0);
+    auto cidx = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(rw, loc, v);
+    };
+    auto loop = scf::ForOp::create(rw, loc, cidx(1), cidx(n), cidx(1),
+                                   ValueRange{init});
+    rw.setInsertionPointToStart(loop.getBody());
+    Value k = loop.getInductionVar(), acc = loop.getRegionIterArg(0);
+    Value prev = arith::SubIOp::create(rw, loc, k, cidx(1));
+    auto sliceAt = [&](Value src, Value at) -> Value {
+      SmallVector<OpFoldResult> offsets(rank, rw.getIndexAttr(0)),
+          sizes, strides(rank, rw.getIndexAttr(1));
+      offsets[dim] = at;
+      for (int64_t s : sliceShape)
+        sizes.push_back(rw.getIndexAttr(s));
+      return tensor::ExtractSliceOp::create(rw, loc, sliceType, src, offsets,
+                                            sizes, strides);
+    };
+    Value sum = floatElementwise(
+        rw, loc, sliceType, {sliceAt(acc, prev), sliceAt(acc, k)},
+        [](OpBuilder &b, Location l, ValueRange a) {
+          return addScalars(b, l, a[0], a[1]);
+        });
+    if (!isa<FloatType>(type.getElementType()))
+      sum = elementwise(rw, loc, sliceType,
+                        {sliceAt(acc, prev), sliceAt(acc, k)},
+                        [](OpBuilder &b, Location l, ValueRange a) {
+                          return addScalars(b, l, a[0], a[1]);
+                        });
+    SmallVector<OpFoldResult> offsets(rank, rw.getIndexAttr(0)), sizes,
+        strides(rank, rw.getIndexAttr(1));
+    offsets[dim] = k;
+    for (int64_t s : sliceShape)
+      sizes.push_back(rw.getIndexAttr(s));
+    Value next = tensor::InsertSliceOp::create(rw, loc, sum, acc, offsets,
+                                               sizes, strides);
+    scf::YieldOp::create(rw, loc, next);
+    rw.setInsertionPointAfter(loop);
+    rw.replaceOp(op, loop.getResult(0));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tessel::populateTesselNNToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<SoftmaxLowering, NormLowering<LayerNormOp, true>,
+               NormLowering<RmsNormOp, false>, CrossEntropyLowering,
+               GatherLowering, ScatterAddLowering, OneHotLowering,
+               CumsumLowering>(patterns.getContext());
+}

@@ -1,0 +1,89 @@
+//===- LowerToLinalg.cpp - tessel ops to linalg and runtime calls ---------===//
+
+#include "tessel/dialects/tessel/TesselOps.h"
+#include "tessel/lowering/Lowering.h"
+#include "tessel/passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#define DEBUG_TYPE "tessel-lower-to-linalg"
+
+namespace mlir::tessel {
+#define GEN_PASS_DEF_TESSELLOWERTOLINALGPASS
+#include "tessel/passes/Passes.h.inc"
+} // namespace mlir::tessel
+
+using namespace mlir;
+using namespace mlir::tessel;
+
+namespace {
+struct TesselLowerToLinalgPass
+    : tessel::impl::TesselLowerToLinalgPassBase<TesselLowerToLinalgPass> {
+  using TesselLowerToLinalgPassBase::TesselLowerToLinalgPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // Ops the CPU backend cannot lower yet get a message that says so.
+    WalkResult unsupported = module.walk([](Operation *op) {
+      if (isa<TopKOp, DropoutMaskOp, SendOp, RecvOp>(op)) {
+        op->emitOpError()
+            << "has no CPU lowering yet; run this program in tessel-interp, "
+               "or express it without "
+            << op->getName();
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (unsupported.wasInterrupted())
+      return signalPassFailure();
+
+    ConversionTarget target(getContext());
+    target.addLegalDialect<arith::ArithDialect,
+                           bufferization::BufferizationDialect,
+                           func::FuncDialect, linalg::LinalgDialect,
+                           math::MathDialect, memref::MemRefDialect,
+                           scf::SCFDialect, tensor::TensorDialect>();
+    target.addIllegalDialect<TesselDialect>();
+    target.addLegalOp<MeshOp>();
+    RewritePatternSet patterns(&getContext());
+    populateTesselToLinalgPatterns(patterns);
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+
+    // The program no longer refers to meshes; drop them and tessel's
+    // attributes (they would name symbols that are gone).
+    for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
+      mesh.erase();
+    module.walk([](Operation *op) {
+      for (NamedAttribute attr : llvm::to_vector(op->getDiscardableAttrs()))
+        if (attr.getName().getValue().starts_with("tessel."))
+          op->removeDiscardableAttr(attr.getName());
+      auto func = dyn_cast<func::FuncOp>(op);
+      if (!func)
+        return;
+      auto names = [](DictionaryAttr dict) {
+        SmallVector<StringAttr> out;
+        if (dict)
+          for (NamedAttribute attr : dict)
+            if (attr.getName().getValue().starts_with("tessel."))
+              out.push_back(attr.getName());
+        return out;
+      };
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        for (StringAttr name : names(func.getArgAttrDict(i)))
+          func.removeArgAttr(i, name);
+      for (unsigned i = 0; i < func.getNumResults(); ++i)
+        for (StringAttr name : names(func.getResultAttrDict(i)))
+          func.removeResultAttr(i, name);
+    });
+  }
+};
+} // namespace

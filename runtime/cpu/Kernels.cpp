@@ -1,0 +1,213 @@
+//===- Kernels.cpp - the calls compiled programs make (runtime/Abi.h) -----===//
+//
+// Matmuls go to OpenBLAS. Collectives decode their descriptor and reduce the
+// shape-aware operation (gather along a dimension, ...) to the flat
+// primitives of the communicator, rearranging blocks locally where the
+// dimension is not the outermost.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RankContext.h"
+#include "tessel/runtime/Abi.h"
+
+#include <cblas.h>
+
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+using namespace tessel;
+using namespace tessel::rt;
+
+namespace {
+thread_local RankContext *current = nullptr;
+
+struct Timer {
+  explicit Timer(double &total)
+      : total(total), start(std::chrono::steady_clock::now()) {}
+  ~Timer() {
+    total += std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                           start)
+                 .count();
+  }
+  double &total;
+  std::chrono::steady_clock::time_point start;
+};
+} // namespace
+
+RankContext &rt::currentRank() {
+  if (!current) {
+    static RankContext single;
+    return single;
+  }
+  return *current;
+}
+
+void rt::setCurrentRank(RankContext *context) { current = context; }
+
+extern "C" void tessel_rt_gemm_f32(TESSEL_RT_MEMREF(float, a),
+                                   TESSEL_RT_MEMREF(float, b),
+                                   TESSEL_RT_MEMREF(float, c), int64_t batch,
+                                   int64_t m, int64_t n, int64_t k,
+                                   int64_t transA, int64_t transB) {
+  Timer t(currentRank().gemmSeconds);
+  const float *A = a + a_offset, *B = b + b_offset;
+  float *C = c + c_offset;
+  for (int64_t i = 0; i < batch; ++i)
+    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+                transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f,
+                A + i * m * k, transA ? m : k, B + i * k * n, transB ? k : n,
+                0.0f, C + i * m * n, n);
+}
+
+extern "C" void tessel_rt_gemm_f64(TESSEL_RT_MEMREF(double, a),
+                                   TESSEL_RT_MEMREF(double, b),
+                                   TESSEL_RT_MEMREF(double, c), int64_t batch,
+                                   int64_t m, int64_t n, int64_t k,
+                                   int64_t transA, int64_t transB) {
+  Timer t(currentRank().gemmSeconds);
+  const double *A = a + a_offset, *B = b + b_offset;
+  double *C = c + c_offset;
+  for (int64_t i = 0; i < batch; ++i)
+    cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+                transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0,
+                A + i * m * k, transA ? m : k, B + i * k * n, transB ? k : n,
+                0.0, C + i * m * n, n);
+}
+
+/// The mesh axes named by an axes code (runtime/Abi.h).
+static std::vector<std::string> axesOf(int64_t code, const MeshShape &mesh) {
+  std::vector<std::string> axes;
+  for (; code; code >>= 4)
+    axes.push_back(mesh.axisNames[(code & 15) - 1]);
+  return axes;
+}
+
+extern "C" int64_t tessel_rt_axis_index(int64_t axesCode) {
+  RankContext &ctx = currentRank();
+  return ctx.mesh ? ctx.mesh->groupIndex(ctx.device,
+                                         axesOf(axesCode, *ctx.mesh))
+                  : 0;
+}
+
+namespace {
+/// Splits `shape` around `dim`: elements before, at, and after it.
+void around(const int64_t *shape, int64_t rank, int64_t dim, int64_t &outer,
+            int64_t &size, int64_t &inner) {
+  outer = inner = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= shape[d];
+  size = shape[dim];
+  for (int64_t d = dim + 1; d < rank; ++d)
+    inner *= shape[d];
+}
+
+void collective(const int64_t *desc, const void *in, void *out, DType type) {
+  RankContext &ctx = currentRank();
+  Timer t(ctx.commSeconds);
+  int64_t opcode = desc[TESSEL_RT_DESC_OPCODE];
+  int64_t rank = desc[TESSEL_RT_DESC_RANK];
+  const int64_t *inShape = desc + TESSEL_RT_DESC_SHAPES;
+  const int64_t *outShape = inShape + rank;
+  const int64_t *params = outShape + rank;
+  int64_t width = byteSize(type);
+  int64_t inCount = 1, outCount = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    inCount *= inShape[d];
+    outCount *= outShape[d];
+  }
+  if (!ctx.comm || !ctx.mesh) {
+    // One device without a communicator: every group has one member.
+    std::memcpy(out, in, outCount * width);
+    return;
+  }
+  std::vector<std::string> axes =
+      axesOf(desc[TESSEL_RT_DESC_AXES], *ctx.mesh);
+  std::vector<int64_t> group = ctx.mesh->group(ctx.device, axes);
+  int64_t n = group.size(), me = ctx.mesh->groupIndex(ctx.device, axes);
+  auto kind = static_cast<ReduceOp>(desc[TESSEL_RT_DESC_KIND]);
+  const char *src = static_cast<const char *>(in);
+  char *dst = static_cast<char *>(out);
+  switch (opcode) {
+  case TESSEL_RT_ALL_REDUCE:
+    ctx.comm->allReduce(in, out, inCount, type, kind, group);
+    return;
+  case TESSEL_RT_ALL_GATHER: {
+    int64_t outer, size, inner;
+    around(inShape, rank, params[0], outer, size, inner);
+    int64_t block = size * inner * width; // one member's slab per outer row
+    if (outer == 1) {
+      ctx.comm->allGather(in, out, inCount * width, group);
+      return;
+    }
+    std::vector<char> all(n * inCount * width);
+    ctx.comm->allGather(in, all.data(), inCount * width, group);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < n; ++j)
+        std::memcpy(dst + (o * n + j) * block,
+                    all.data() + (j * outer + o) * block, block);
+    return;
+  }
+  case TESSEL_RT_REDUCE_SCATTER: {
+    int64_t outer, size, inner;
+    around(inShape, rank, params[0], outer, size, inner);
+    int64_t piece = size / n, block = piece * inner;
+    // Sum everything, keep this member's piece of each outer row.
+    std::vector<char> total(inCount * width);
+    ctx.comm->allReduce(in, total.data(), inCount, type, kind, group);
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(dst + o * block * width,
+                  total.data() + (o * size + me * piece) * inner * width,
+                  block * width);
+    return;
+  }
+  case TESSEL_RT_ALL_TO_ALL: {
+    int64_t split = params[0], concat = params[1];
+    // Pack: block j = the input's j-th piece along `split`.
+    int64_t so, ss, si;
+    around(inShape, rank, split, so, ss, si);
+    int64_t sp = ss / n, pieceCount = so * sp * si;
+    std::vector<char> packed(inCount * width), received(inCount * width);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t o = 0; o < so; ++o)
+        std::memcpy(packed.data() + (j * pieceCount + o * sp * si) * width,
+                    src + (o * ss + j * sp) * si * width, sp * si * width);
+    ctx.comm->allToAll(packed.data(), received.data(), pieceCount * width,
+                       group);
+    // Unpack: member j's piece goes to position j along `concat`.
+    std::vector<int64_t> pieceShape(inShape, inShape + rank);
+    pieceShape[split] = sp;
+    int64_t co, cs, ci;
+    around(pieceShape.data(), rank, concat, co, cs, ci);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t o = 0; o < co; ++o)
+        std::memcpy(dst + (o * n * cs + j * cs) * ci * width,
+                    received.data() + (j * pieceCount + o * cs * ci) * width,
+                    cs * ci * width);
+    return;
+  }
+  case TESSEL_RT_COLLECTIVE_PERMUTE: {
+    int64_t pairs = params[2];
+    std::vector<int64_t> list(params + 3, params + 3 + 2 * pairs);
+    ctx.comm->permute(in, out, inCount * width, list, group);
+    return;
+  }
+  default:
+    ctx.comm->fail("unknown collective opcode " + std::to_string(opcode));
+  }
+}
+} // namespace
+
+#define TESSEL_RT_DEFINE_COLLECTIVE(suffix, T, dtype)                          \
+  extern "C" void tessel_rt_collective_##suffix(                               \
+      TESSEL_RT_MEMREF(T, in), TESSEL_RT_MEMREF(T, out),                       \
+      TESSEL_RT_MEMREF(int64_t, desc)) {                                       \
+    collective(desc + desc_offset, in + in_offset, out + out_offset, dtype);   \
+  }
+TESSEL_RT_DEFINE_COLLECTIVE(f32, float, DType::F32)
+TESSEL_RT_DEFINE_COLLECTIVE(f64, double, DType::F64)
+TESSEL_RT_DEFINE_COLLECTIVE(bf16, uint16_t, DType::BF16)
+TESSEL_RT_DEFINE_COLLECTIVE(f16, uint16_t, DType::F16)
+TESSEL_RT_DEFINE_COLLECTIVE(i64, int64_t, DType::I64)
+TESSEL_RT_DEFINE_COLLECTIVE(i32, int32_t, DType::I32)
+TESSEL_RT_DEFINE_COLLECTIVE(i1, uint8_t, DType::I1)

@@ -1,0 +1,324 @@
+//===- Main.cpp - the main of every compiled Tessel program ---------------===//
+//
+// Reads the program's description (runtime/Program.h), builds the global
+// initial arguments (from the seed, mesh-independently, or from a
+// safetensors file), starts one rank per device (threads), gives each its
+// block of every argument, and runs the step function --steps times: results
+// named like an argument feed that argument on the next step, `step` counts
+// up, and input_ids/labels come from a token file when --data is given.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RankContext.h"
+#include "tessel/runtime/Abi.h"
+#include "tessel/runtime/Program.h"
+#include "tessel/support/Random.h"
+#include "tessel/support/SafeTensors.h"
+#include "tessel/support/TokenFile.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cblas.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+using namespace tessel;
+using namespace tessel::rt;
+
+extern "C" {
+extern const char tessel_program[];
+void tessel_entry(void **buffers);
+// OpenBLAS's thread-count control (not in every cblas.h).
+void openblas_set_num_threads(int);
+}
+
+namespace {
+llvm::cl::OptionCategory category("Tessel program options");
+llvm::cl::opt<int64_t> ranksOpt("ranks",
+                                llvm::cl::desc("Ranks to run as threads of "
+                                               "this process (default: the "
+                                               "mesh's device count)"),
+                                llvm::cl::init(0), llvm::cl::cat(category));
+llvm::cl::opt<int64_t> steps("steps", llvm::cl::desc("Steps to run"),
+                             llvm::cl::init(10), llvm::cl::cat(category));
+llvm::cl::opt<uint64_t> seed("seed",
+                             llvm::cl::desc("Seed of the initialization and "
+                                            "of generated batches"),
+                             llvm::cl::init(0), llvm::cl::cat(category));
+llvm::cl::opt<std::string>
+    dataFile("data",
+             llvm::cl::desc("Token file (flat uint16/uint32, nanoGPT .bin) "
+                            "for input_ids and labels"),
+             llvm::cl::cat(category));
+llvm::cl::opt<std::string> tokenType("token-type",
+                                     llvm::cl::desc("uint16 or uint32"),
+                                     llvm::cl::init("uint16"),
+                                     llvm::cl::cat(category));
+llvm::cl::opt<std::string>
+    initFrom("init-from",
+             llvm::cl::desc("safetensors file with arguments by name and "
+                            "global shape (others start from the seed)"),
+             llvm::cl::cat(category));
+llvm::cl::opt<std::string>
+    saveFile("save",
+             llvm::cl::desc("Write the last step's results (global shapes) "
+                            "to this safetensors file"),
+             llvm::cl::cat(category));
+llvm::cl::opt<int64_t> printEvery("print-every",
+                                  llvm::cl::desc("Print progress every N "
+                                                 "steps"),
+                                  llvm::cl::init(1), llvm::cl::cat(category));
+llvm::cl::opt<unsigned> timeoutSeconds(
+    "timeout",
+    llvm::cl::desc("Seconds a collective waits for the other ranks before "
+                   "the run fails"),
+    llvm::cl::init(30), llvm::cl::cat(category));
+
+int failWith(const llvm::Twine &message) {
+  llvm::errs() << "error: " << message << "\n";
+  return 1;
+}
+
+/// What every rank shares: the program, its initial arguments, the data.
+struct Run {
+  Program program;
+  std::vector<HostTensor> initial; // global, per argument
+  std::vector<std::optional<unsigned>> feeds; // per result: argument fed
+  std::optional<unsigned> stepArg, idsArg, labelsArg, lossResult, normResult;
+  std::optional<TokenFile> tokens;
+  int64_t vocab = 0, tokensPerStep = 0;
+  std::mutex mutex;
+  std::vector<HostTensor> final; // global, per result
+};
+
+struct FreeBuffer {
+  void operator()(uint8_t *p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<uint8_t, FreeBuffer>;
+
+int runRank(Run &run, Communicator &comm) {
+  const Program &p = run.program;
+  RankContext ctx;
+  ctx.comm = &comm;
+  ctx.mesh = &p.mesh;
+  ctx.device = comm.rank();
+  setCurrentRank(&ctx);
+  int64_t dev = comm.rank();
+
+  auto allocate = [](const TensorInfo &t) {
+    // 64-byte aligned, as MLIR's own allocations.
+    int64_t bytes = (std::max<int64_t>(t.bytes(), 1) + 63) / 64 * 64;
+    return Buffer(static_cast<uint8_t *>(std::aligned_alloc(64, bytes)));
+  };
+  std::vector<Buffer> args, results;
+  for (auto [a, info] : llvm::enumerate(p.arguments)) {
+    args.push_back(allocate(info));
+    sliceBlock(run.initial[a], info, p.mesh, dev, args.back().get());
+  }
+  for (const TensorInfo &info : p.results)
+    results.push_back(allocate(info));
+
+  std::optional<HostTensor> ids, labels;
+  if (run.idsArg)
+    ids = run.initial[*run.idsArg];
+  if (run.labelsArg)
+    labels = run.initial[*run.labelsArg];
+
+  std::vector<void *> buffers;
+  auto last = std::chrono::steady_clock::now();
+  int64_t printed = 0;
+  for (int64_t k = 0; k < steps; ++k) {
+    if (run.stepArg) {
+      const TensorInfo &info = p.arguments[*run.stepArg];
+      HostTensor t(info.dtype, info.globalShape);
+      for (int64_t e = 0; e < t.size(); ++e)
+        t.setI(e, k);
+      sliceBlock(t, info, p.mesh, dev, args[*run.stepArg].get());
+    }
+    if (run.tokens) {
+      if (llvm::Error err = run.tokens->batch(k, ids ? &*ids : nullptr,
+                                              labels ? &*labels : nullptr,
+                                              run.vocab))
+        comm.fail(llvm::toString(std::move(err)));
+      if (ids)
+        sliceBlock(*ids, p.arguments[*run.idsArg], p.mesh, dev,
+                   args[*run.idsArg].get());
+      if (labels)
+        sliceBlock(*labels, p.arguments[*run.labelsArg], p.mesh, dev,
+                   args[*run.labelsArg].get());
+    }
+    buffers.clear();
+    for (auto &b : args)
+      buffers.push_back(b.get());
+    for (auto &b : results)
+      buffers.push_back(b.get());
+    tessel_entry(buffers.data());
+
+    if (dev == 0 && ((k + 1) % printEvery == 0 || k + 1 == steps)) {
+      auto now = std::chrono::steady_clock::now();
+      double seconds = std::chrono::duration<double>(now - last).count();
+      int64_t done = k + 1 - printed;
+      printed = k + 1;
+      last = now;
+      llvm::outs() << "step " << k;
+      auto scalar = [&](unsigned r) {
+        double f;
+        int64_t i;
+        loadElement(p.results[r].dtype, results[r].get(), f, i);
+        return f;
+      };
+      if (run.lossResult)
+        llvm::outs() << llvm::format(": loss %.6f", scalar(*run.lossResult));
+      if (run.normResult)
+        llvm::outs() << llvm::format(", grad_norm %.6f",
+                                     scalar(*run.normResult));
+      double ms = 1000.0 * seconds / std::max<int64_t>(done, 1);
+      llvm::outs() << llvm::format(", %.1f ms/step", ms);
+      if (run.tokensPerStep)
+        llvm::outs() << llvm::format(", %.0f tokens/s",
+                                     run.tokensPerStep * 1000.0 / ms);
+      llvm::outs() << "\n";
+      llvm::outs().flush();
+    }
+    for (auto [r, a] : llvm::enumerate(run.feeds))
+      if (a)
+        std::swap(results[r], args[*a]);
+  }
+  // The last step's results went to the arguments they feed.
+  {
+    std::lock_guard<std::mutex> lock(run.mutex);
+    for (auto [r, info] : llvm::enumerate(p.results)) {
+      const uint8_t *local =
+          run.feeds[r] ? args[*run.feeds[r]].get() : results[r].get();
+      placeBlock(local, info, p.mesh, dev, run.final[r]);
+    }
+  }
+  setCurrentRank(nullptr);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::cl::HideUnrelatedOptions(category);
+  llvm::cl::ParseCommandLineOptions(argc, argv,
+                                    "A training step compiled by Tessel\n");
+  Run run;
+  llvm::Expected<Program> program = parseProgram(tessel_program);
+  if (!program)
+    return failWith(llvm::toString(program.takeError()));
+  run.program = std::move(*program);
+  const Program &p = run.program;
+  int64_t devices = p.mesh.numDevices();
+  int64_t ranks = ranksOpt ? int64_t(ranksOpt) : devices;
+  if (ranks != devices)
+    return failWith(llvm::Twine("this program was compiled for ") +
+                    llvm::Twine(devices) + " devices, not --ranks " +
+                    llvm::Twine(ranks) + "; recompile it with another --mesh");
+
+  std::optional<NamedTensors> given;
+  if (!initFrom.empty()) {
+    llvm::Expected<NamedTensors> read = readSafeTensors(initFrom);
+    if (!read)
+      return failWith(llvm::toString(read.takeError()));
+    given = std::move(*read);
+  }
+  llvm::StringMap<unsigned> argIndex;
+  for (auto [a, info] : llvm::enumerate(p.arguments)) {
+    argIndex[info.name] = a;
+    if (const HostTensor *t = given ? given->find(info.name) : nullptr) {
+      if (t->dtype != info.dtype ||
+          llvm::ArrayRef<int64_t>(t->shape) != llvm::ArrayRef<int64_t>(info.globalShape))
+        return failWith(initFrom + ": tensor '" + info.name + "' is " +
+                        t->typeString() + " but the program needs " +
+                        typeString(info.dtype, info.globalShape));
+      run.initial.push_back(*t);
+      continue;
+    }
+    llvm::Expected<InitSpec> spec = parseInitSpec(info.init);
+    if (!spec)
+      return failWith("argument '" + info.name +
+                      "': " + llvm::toString(spec.takeError()));
+    HostTensor t(info.dtype, info.globalShape);
+    fillTensor(t, *spec, seed, streamOf(info.name));
+    run.initial.push_back(std::move(t));
+    if (info.name == "input_ids" && spec->kind == InitSpec::IntRange)
+      run.vocab = spec->b;
+  }
+  for (auto [r, info] : llvm::enumerate(p.results)) {
+    run.final.emplace_back(info.dtype, info.globalShape);
+    run.feeds.push_back(std::nullopt);
+    if (info.name == "loss")
+      run.lossResult = r;
+    if (info.name == "grad_norm")
+      run.normResult = r;
+    auto it = argIndex.find(info.name);
+    if (it == argIndex.end())
+      continue;
+    const TensorInfo &arg = p.arguments[it->second];
+    if (arg.dtype != info.dtype || arg.shape != info.shape ||
+        arg.dims != info.dims)
+      return failWith("result '" + info.name +
+                      "' is laid out differently from the argument it "
+                      "feeds; the compiler keeps them equal, so this "
+                      "program is damaged");
+    run.feeds.back() = it->second;
+  }
+  for (auto [name, slot] :
+       {std::pair{"step", &run.stepArg}, std::pair{"input_ids", &run.idsArg},
+        std::pair{"labels", &run.labelsArg}}) {
+    auto it = argIndex.find(name);
+    if (it != argIndex.end())
+      *slot = it->second;
+  }
+  if (run.idsArg)
+    run.tokensPerStep = numElements(p.arguments[*run.idsArg].globalShape);
+  if (!dataFile.empty()) {
+    if (tokenType != "uint16" && tokenType != "uint32")
+      return failWith("--token-type must be uint16 or uint32");
+    if (!run.idsArg && !run.labelsArg)
+      return failWith("--data: the program has no argument named input_ids "
+                      "or labels");
+    llvm::Expected<TokenFile> file =
+        TokenFile::open(dataFile, tokenType == "uint16" ? 2 : 4);
+    if (!file)
+      return failWith(llvm::toString(file.takeError()));
+    run.tokens = std::move(*file);
+  }
+
+  // OpenBLAS threads share the cores with the ranks.
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  openblas_set_num_threads(std::max<int>(1, cores / ranks));
+  llvm::outs() << "tessel: @" << p.function << " on " << ranks
+               << (ranks == 1 ? " rank" : " ranks") << " (threads), mesh";
+  for (auto [axis, size] : llvm::zip(p.mesh.axisNames, p.mesh.axisSizes))
+    llvm::outs() << " " << axis << "=" << size;
+  llvm::outs() << "\n";
+  int rc = runThreadRanks(ranks, std::chrono::seconds(timeoutSeconds),
+                          [&](Communicator &comm) {
+                            int r = runRank(run, comm);
+                            if (r)
+                              comm.fail("stopped");
+                            return r;
+                          });
+  if (rc)
+    return rc;
+  if (!saveFile.empty()) {
+    NamedTensors out;
+    for (auto [r, info] : llvm::enumerate(p.results))
+      out.tensors.emplace_back(info.name, std::move(run.final[r]));
+    if (llvm::Error err = writeSafeTensors(saveFile, out))
+      return failWith(llvm::toString(std::move(err)));
+  }
+  return 0;
+}
