@@ -11,7 +11,7 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
                    "fuzz_broken_inputs.py", "check_partition.py", "check_propagation.py",
-                   "grad_check.py", "train_step_check.py",
+                   "grad_check.py", "train_step_check.py", "check_compiled.py",
                    "regressions"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tessel_obj_root, "test")
@@ -27,6 +27,7 @@ tools = [
     "tessel-opt",
     "tessel-interp",
     "tessel-models",
+    "tessel-compile",
     ToolSubst("tessel-cuda-info", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

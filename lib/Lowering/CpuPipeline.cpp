@@ -3,10 +3,13 @@
 #include "tessel/lowering/Lowering.h"
 #include "tessel/runtime/Abi.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -57,7 +60,10 @@ static constexpr const char *kPipeline =
     "function-boundary-type-conversion=identity-layout-map},"
     "buffer-results-to-out-params{hoist-static-allocs "
     "modify-public-functions},"
-    "func.func(buffer-deallocation-pipeline),"
+    "func.func(buffer-deallocation-pipeline)";
+// Then memref.copy -> linalg.copy (strided copies would otherwise call the
+// MLIR C runner library), then:
+static constexpr const char *kPipelineToLLVM =
     "convert-linalg-to-loops,"
     "canonicalize,"
     "lower-affine,"
@@ -72,10 +78,33 @@ static constexpr const char *kPipeline =
     "convert-index-to-llvm,"
     "reconcile-unrealized-casts";
 
+namespace {
+/// Rewrites memref.copy into linalg.copy, which becomes plain loops.
+struct CopyToLinalgPass
+    : PassWrapper<CopyToLinalgPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopyToLinalgPass)
+  StringRef getArgument() const override { return "tessel-copy-to-linalg"; }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<linalg::LinalgDialect>();
+  }
+  void runOnOperation() override {
+    getOperation().walk([](memref::CopyOp copy) {
+      OpBuilder b(copy);
+      linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
+                             copy.getTarget());
+      copy.erase();
+    });
+  }
+};
+} // namespace
+
 LogicalResult tessel::buildCpuLoweringPipeline(OpPassManager &pm) {
   static std::once_flag registered;
   std::call_once(registered, [] { registerAllPasses(); });
-  return parsePassPipeline(kPipeline, pm);
+  if (failed(parsePassPipeline(kPipeline, pm)))
+    return failure();
+  pm.addPass(std::make_unique<CopyToLinalgPass>());
+  return parsePassPipeline(kPipelineToLLVM, pm);
 }
 
 /// The host's target machine (the executable runs where it is built).

@@ -1,0 +1,102 @@
+// RUN: tessel-opt %s --tessel-lower-to-linalg --split-input-file --verify-diagnostics | FileCheck %s
+
+tessel.mesh @mesh ["dp"=2, "tp"=2]
+
+// Tests that element-wise ops become parallel linalg.generic ops in f32 for
+// bf16 operands (computed in f32, rounded once).
+func.func @elementwise_bf16(%x: tensor<4x8xbf16>, %y: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+  %0 = tessel.add %x, %y : tensor<4x8xbf16>
+  %1 = tessel.exp %0 : tensor<4x8xbf16>
+  return %1 : tensor<4x8xbf16>
+}
+// CHECK-LABEL: func.func @elementwise_bf16
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
+// CHECK:           arith.extf %{{.*}} : bf16 to f32
+// CHECK:           arith.addf %{{.*}} : f32
+// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+// CHECK:         linalg.generic
+// CHECK:           math.exp %{{.*}} : f32
+// CHECK-NOT:     tessel.
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=2]
+
+// Tests that a matmul whose left operand is stored transposed calls BLAS
+// with transA instead of copying it.
+func.func @weight_gradient(%x: tensor<2x3x8xf32>, %g: tensor<2x3x5xf32>) -> tensor<8x5xf32> {
+  %0 = tessel.dot_general %x, %g, batching = [] x [], contracting = [0, 1] x [0, 1] : (tensor<2x3x8xf32>, tensor<2x3x5xf32>) -> tensor<8x5xf32>
+  return %0 : tensor<8x5xf32>
+}
+// CHECK-LABEL: func.func @weight_gradient
+// CHECK:         %[[R:.*]] = call @[[GEMM:__tessel_call_tessel_rt_gemm_f32[_0-9]*]]({{.*}}) : (tensor<1x6x8xf32>, tensor<1x6x5xf32>) -> tensor<1x8x5xf32>
+// CHECK:         tensor.expand_shape {{.*}} into tensor<8x5xf32>
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=2]
+
+// Tests that an all-gather over tp on dimension 1 calls the runtime with its
+// descriptor: opcode 1, axes code 2 (axis #1 + 1), rank 2, shapes, dim 1.
+func.func @gather(%x: tensor<4x3xf32>) -> tensor<4x6xf32> {
+  %0 = tessel.all_gather %x on @mesh ["tp"], dim = 1 : (tensor<4x3xf32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+// CHECK-LABEL: func.func @gather
+// CHECK:         call @[[AG:__tessel_call_tessel_rt_collective_f32[_0-9]*]](%{{.*}}) : (tensor<4x3xf32>) -> tensor<4x6xf32>
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=2]
+
+// Tests that a reduction over the last dimension is a linalg.generic with a
+// reduction iterator, initialized to the identity.
+func.func @reduce_max(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %0 = tessel.reduce max %x, dims = [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+// CHECK-LABEL: func.func @reduce_max
+// CHECK:         %[[INIT:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:         linalg.fill ins(%[[INIT]] : f32)
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK:           arith.maximumf
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=2]
+
+// Tests that the wrappers of runtime calls read their tensors through
+// buffers and call BLAS with the canonical [batch, M, K] x [batch, K, N]
+// shapes and transA = 1 (no transposed copy); the all-gather's descriptor
+// is [opcode 1, kind 0, axes code 2 (axis #1 + 1), rank 2, 4, 3, 4, 6, dim 1,
+// 0, 0 pairs].
+func.func @wrappers(%x: tensor<2x3x8xf32>, %g: tensor<2x3x5xf32>, %y: tensor<4x3xf32>) -> (tensor<8x5xf32>, tensor<4x6xf32>) {
+  %0 = tessel.dot_general %x, %g, batching = [] x [], contracting = [0, 1] x [0, 1] : (tensor<2x3x8xf32>, tensor<2x3x5xf32>) -> tensor<8x5xf32>
+  %1 = tessel.all_gather %y on @mesh ["tp"], dim = 1 : (tensor<4x3xf32>) -> tensor<4x6xf32>
+  return %0, %1 : tensor<8x5xf32>, tensor<4x6xf32>
+}
+// CHECK-LABEL: func.func @wrappers
+// CHECK:       func.func private @__tessel_call_tessel_rt_gemm_f32{{.*}}(%[[A:.*]]: tensor<1x6x8xf32>, %[[B:.*]]: tensor<1x6x5xf32>) -> tensor<1x8x5xf32>
+// CHECK-DAG:     bufferization.to_buffer %[[A]] read_only
+// CHECK-DAG:     %[[C:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x8x5xf32>
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[EIGHT:.*]] = arith.constant 8 : i64
+// CHECK-DAG:     %[[FIVE:.*]] = arith.constant 5 : i64
+// CHECK-DAG:     %[[SIX:.*]] = arith.constant 6 : i64
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK:         call @tessel_rt_gemm_f32({{.*}}, %[[ONE]], %[[EIGHT]], %[[FIVE]], %[[SIX]], %{{.*}}, %[[ZERO]])
+// CHECK:         bufferization.to_tensor %[[C]] restrict writable
+// CHECK:       func.func private @__tessel_call_tessel_rt_collective_f32
+// CHECK:         arith.constant dense<[1, 0, 2, 2, 4, 3, 4, 6, 1, 0, 0]> : tensor<11xi64>
+// CHECK:         call @tessel_rt_collective_f32
+
+// -----
+
+tessel.mesh @mesh ["dp"=2]
+
+// Tests that an op without a CPU lowering is an error at its location.
+func.func @top_k(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
+  // expected-error@+1 {{'tessel.top_k' op has no CPU lowering yet}}
+  %v, %i = tessel.top_k %x, k = 2 : (tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x2xi32>)
+  return %v : tensor<4x2xf32>
+}
