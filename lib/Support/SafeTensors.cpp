@@ -198,9 +198,8 @@ std::string tessel::serializeSafeTensors(const NamedTensors &tensors) {
   return out;
 }
 
-llvm::Error tessel::writeSafeTensors(llvm::StringRef path,
-                                     const NamedTensors &tensors) {
-  std::string bytes = serializeSafeTensors(tensors);
+llvm::Error tessel::writeFileAtomically(llvm::StringRef path,
+                                        llvm::StringRef bytes) {
   llvm::SmallString<256> temp;
   int fd;
   llvm::StringRef dir = llvm::sys::path::parent_path(path);
@@ -226,4 +225,9 @@ llvm::Error tessel::writeSafeTensors(llvm::StringRef path,
                 ec.message());
   }
   return llvm::Error::success();
+}
+
+llvm::Error tessel::writeSafeTensors(llvm::StringRef path,
+                                     const NamedTensors &tensors) {
+  return writeFileAtomically(path, serializeSafeTensors(tensors));
 }

@@ -11,6 +11,7 @@
 
 #include "RankContext.h"
 #include "tessel/runtime/Abi.h"
+#include "tessel/runtime/Checkpoint.h"
 #include "tessel/runtime/Program.h"
 #include "tessel/support/Random.h"
 #include "tessel/support/SafeTensors.h"
@@ -73,6 +74,20 @@ llvm::cl::opt<std::string>
              llvm::cl::desc("Write the last step's results (global shapes) "
                             "to this safetensors file"),
              llvm::cl::cat(category));
+llvm::cl::opt<std::string>
+    ckptDir("ckpt",
+            llvm::cl::desc("Checkpoint directory (safetensors + index, "
+                           "written atomically)"),
+            llvm::cl::cat(category));
+llvm::cl::opt<int64_t> saveEvery("save-every",
+                                 llvm::cl::desc("Write a checkpoint every N "
+                                                "steps (and after the last)"),
+                                 llvm::cl::init(0), llvm::cl::cat(category));
+llvm::cl::opt<bool> resume("resume",
+                           llvm::cl::desc("Continue from the latest "
+                                          "checkpoint in --ckpt (--steps is "
+                                          "the total to reach)"),
+                           llvm::cl::cat(category));
 llvm::cl::opt<int64_t> printEvery("print-every",
                                   llvm::cl::desc("Print progress every N "
                                                  "steps"),
@@ -96,9 +111,39 @@ struct Run {
   std::optional<unsigned> stepArg, idsArg, labelsArg, lossResult, normResult;
   std::optional<TokenFile> tokens;
   int64_t vocab = 0, tokensPerStep = 0;
+  int64_t firstStep = 0;
+  std::string json; // the program description, saved with checkpoints
   std::mutex mutex;
   std::vector<HostTensor> final; // global, per result
 };
+
+/// Assembles the global results from every rank's blocks (`local(r)`);
+/// returns after all ranks have placed theirs.
+template <typename Fn>
+void gatherResults(Run &run, Communicator &comm, Fn local) {
+  {
+    std::lock_guard<std::mutex> lock(run.mutex);
+    for (auto [r, info] : llvm::enumerate(run.program.results))
+      placeBlock(local(r), info, run.program.mesh, comm.rank(), run.final[r]);
+  }
+  comm.barrier();
+}
+
+void saveCheckpoint(Run &run, Communicator &comm, int64_t stepsDone) {
+  if (comm.rank() == 0) {
+    NamedTensors out;
+    for (auto [r, info] : llvm::enumerate(run.program.results))
+      if (run.feeds[r])
+        out.tensors.emplace_back(info.name, run.final[r]);
+    if (llvm::Error err =
+            writeCheckpoint(ckptDir, stepsDone, out, run.json))
+      comm.fail(llvm::toString(std::move(err)));
+    llvm::outs() << "checkpoint: " << ckptDir << " after step "
+                 << stepsDone - 1 << "\n";
+    llvm::outs().flush();
+  }
+  comm.barrier();
+}
 
 struct FreeBuffer {
   void operator()(uint8_t *p) const { std::free(p); }
@@ -135,8 +180,8 @@ int runRank(Run &run, Communicator &comm) {
 
   std::vector<void *> buffers;
   auto last = std::chrono::steady_clock::now();
-  int64_t printed = 0;
-  for (int64_t k = 0; k < steps; ++k) {
+  int64_t printed = run.firstStep;
+  for (int64_t k = run.firstStep; k < steps; ++k) {
     if (run.stepArg) {
       const TensorInfo &info = p.arguments[*run.stepArg];
       HostTensor t(info.dtype, info.globalShape);
@@ -192,15 +237,17 @@ int runRank(Run &run, Communicator &comm) {
     for (auto [r, a] : llvm::enumerate(run.feeds))
       if (a)
         std::swap(results[r], args[*a]);
-  }
-  // The last step's results went to the arguments they feed.
-  {
-    std::lock_guard<std::mutex> lock(run.mutex);
-    for (auto [r, info] : llvm::enumerate(p.results)) {
-      const uint8_t *local =
-          run.feeds[r] ? args[*run.feeds[r]].get() : results[r].get();
-      placeBlock(local, info, p.mesh, dev, run.final[r]);
-    }
+    // The step's results that feed arguments are now in `args`.
+    auto local = [&](size_t r) -> const uint8_t * {
+      return run.feeds[r] ? args[*run.feeds[r]].get() : results[r].get();
+    };
+    bool lastStep = k + 1 == steps;
+    bool save = !ckptDir.empty() &&
+                ((saveEvery > 0 && (k + 1) % saveEvery == 0) || lastStep);
+    if (save || (lastStep && !saveFile.empty()))
+      gatherResults(run, comm, local);
+    if (save)
+      saveCheckpoint(run, comm, k + 1);
   }
   setCurrentRank(nullptr);
   return 0;
@@ -273,6 +320,39 @@ int main(int argc, char **argv) {
                       "feeds; the compiler keeps them equal, so this "
                       "program is damaged");
     run.feeds.back() = it->second;
+  }
+  run.json = tessel_program;
+  if (resume) {
+    if (ckptDir.empty())
+      return failWith("--resume needs --ckpt DIR");
+    llvm::Expected<Checkpoint> c = readLatestCheckpoint(ckptDir);
+    if (!c)
+      return failWith(llvm::toString(c.takeError()));
+    for (auto [r, a] : llvm::enumerate(run.feeds)) {
+      if (!a)
+        continue;
+      const TensorInfo &info = p.arguments[*a];
+      const HostTensor *t = c->tensors.find(info.name);
+      if (!t)
+        return failWith(c->path + ": tensor '" + info.name +
+                        "' is missing; this program needs it to resume (was "
+                        "the checkpoint written with another model or "
+                        "optimizer?)");
+      if (t->dtype != info.dtype ||
+          llvm::ArrayRef<int64_t>(t->shape) !=
+              llvm::ArrayRef<int64_t>(info.globalShape))
+        return failWith(c->path + ": tensor '" + info.name + "' is " +
+                        t->typeString() + " but the program needs " +
+                        typeString(info.dtype, info.globalShape));
+      run.initial[*a] = *t;
+    }
+    run.firstStep = c->step;
+    if (run.firstStep >= steps)
+      return failWith(c->path + " is after step " +
+                      llvm::Twine(run.firstStep) + "; give --steps above it "
+                      "(--steps counts all steps, resumed ones included)");
+    llvm::outs() << "resuming from " << c->path << " at step "
+                 << run.firstStep << "\n";
   }
   for (auto [name, slot] :
        {std::pair{"step", &run.stepArg}, std::pair{"input_ids", &run.idsArg},

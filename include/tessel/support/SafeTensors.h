@@ -39,6 +39,9 @@ llvm::Expected<NamedTensors> readSafeTensors(llvm::StringRef path);
 std::string serializeSafeTensors(const NamedTensors &tensors);
 /// Writes atomically: the file either keeps its old contents or has the new.
 llvm::Error writeSafeTensors(llvm::StringRef path, const NamedTensors &tensors);
+/// Writes `bytes` to a temporary file beside `path`, then renames it over
+/// `path`: readers see the old file or the new one, never a part.
+llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef bytes);
 
 } // namespace tessel
 

@@ -1,0 +1,42 @@
+//===- Checkpoint.h - resumable training checkpoints ------------*- C++ -*-===//
+//
+// A checkpoint directory holds one sub-directory per saved step:
+//
+//   DIR/step_00000100/model.safetensors             global tensors, by name
+//   DIR/step_00000100/model.safetensors.index.json  Hugging Face index
+//   DIR/step_00000100/trainer_state.json            {"step": 100, ...}
+//   DIR/latest                                       "step_00000100"
+//
+// Tensors have global (mesh-independent) shapes, so a checkpoint written on
+// one mesh loads on another. A step is written into a temporary directory
+// renamed into place, and `latest` is replaced atomically after it: a crash
+// leaves the previous checkpoint intact and `latest` pointing at it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_RUNTIME_CHECKPOINT_H
+#define TESSEL_RUNTIME_CHECKPOINT_H
+
+#include "tessel/support/SafeTensors.h"
+
+#include "llvm/Support/Error.h"
+
+namespace tessel::rt {
+
+struct Checkpoint {
+  int64_t step = 0; ///< steps completed
+  std::string path; ///< the model.safetensors file
+  NamedTensors tensors;
+};
+
+/// Writes `tensors` as the checkpoint after `step` steps.
+llvm::Error writeCheckpoint(llvm::StringRef dir, int64_t step,
+                            const NamedTensors &tensors,
+                            llvm::StringRef programJson);
+
+/// Reads the checkpoint `dir/latest` names.
+llvm::Expected<Checkpoint> readLatestCheckpoint(llvm::StringRef dir);
+
+} // namespace tessel::rt
+
+#endif // TESSEL_RUNTIME_CHECKPOINT_H
