@@ -35,5 +35,12 @@ config.substitutions.append(("%tessel_src", config.tessel_src_root))
 config.substitutions.append(("%tessel_bin", config.tessel_tools_dir))
 config.substitutions.append(("%PYTHON", sys.executable))
 
+# Programs run under mpirun where the runtime has MPI and mpirun exists.
+import shutil
+if config.tessel_have_mpi and shutil.which("mpirun"):
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))
+
 if config.tessel_have_cuda:
     config.available_features.add("cuda")

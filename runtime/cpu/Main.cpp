@@ -28,7 +28,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -98,6 +97,19 @@ llvm::cl::opt<unsigned> timeoutSeconds(
                    "the run fails"),
     llvm::cl::init(30), llvm::cl::cat(category));
 
+// Fault injection, for the tests that check a failing rank stops the run.
+llvm::cl::opt<int64_t> failRank("fail-rank",
+                                llvm::cl::desc("Testing: this rank fails "
+                                               "at --fail-step"),
+                                llvm::cl::init(-1), llvm::cl::Hidden,
+                                llvm::cl::cat(category));
+llvm::cl::opt<int64_t> failStep("fail-step", llvm::cl::init(0),
+                                llvm::cl::Hidden, llvm::cl::cat(category));
+llvm::cl::opt<std::string> failMode("fail-mode",
+                                    llvm::cl::desc("exit (dies) | hang"),
+                                    llvm::cl::init("exit"), llvm::cl::Hidden,
+                                    llvm::cl::cat(category));
+
 int failWith(const llvm::Twine &message) {
   llvm::errs() << "error: " << message << "\n";
   return 1;
@@ -113,20 +125,22 @@ struct Run {
   int64_t vocab = 0, tokensPerStep = 0;
   int64_t firstStep = 0;
   std::string json; // the program description, saved with checkpoints
-  std::mutex mutex;
-  std::vector<HostTensor> final; // global, per result
+  std::vector<HostTensor> final; // global, per result (rank 0)
 };
 
-/// Assembles the global results from every rank's blocks (`local(r)`);
-/// returns after all ranks have placed theirs.
+/// Assembles the global results on rank 0 from every rank's blocks
+/// (`local(r)`).
 template <typename Fn>
 void gatherResults(Run &run, Communicator &comm, Fn local) {
-  {
-    std::lock_guard<std::mutex> lock(run.mutex);
-    for (auto [r, info] : llvm::enumerate(run.program.results))
-      placeBlock(local(r), info, run.program.mesh, comm.rank(), run.final[r]);
+  const Program &p = run.program;
+  for (auto [r, info] : llvm::enumerate(p.results)) {
+    int64_t bytes = info.bytes();
+    std::vector<uint8_t> all(comm.rank() == 0 ? bytes * comm.size() : 0);
+    comm.gatherToRoot(local(r), all.data(), bytes);
+    if (comm.rank() == 0)
+      for (int64_t dev = 0; dev < comm.size(); ++dev)
+        placeBlock(all.data() + dev * bytes, info, p.mesh, dev, run.final[r]);
   }
-  comm.barrier();
 }
 
 void saveCheckpoint(Run &run, Communicator &comm, int64_t stepsDone) {
@@ -158,6 +172,19 @@ int runRank(Run &run, Communicator &comm) {
   ctx.device = comm.rank();
   setCurrentRank(&ctx);
   int64_t dev = comm.rank();
+  if (comm.size() != p.mesh.numDevices())
+    comm.fail("this program was compiled for " +
+              std::to_string(p.mesh.numDevices()) + " devices but runs on " +
+              std::to_string(comm.size()) + " ranks; recompile it with "
+              "another --mesh");
+  if (dev == 0) {
+    llvm::outs() << "tessel: @" << p.function << " on " << comm.size()
+                 << (comm.size() == 1 ? " rank" : " ranks") << " ("
+                 << comm.backend() << "), mesh";
+    for (auto [axis, size] : llvm::zip(p.mesh.axisNames, p.mesh.axisSizes))
+      llvm::outs() << " " << axis << "=" << size;
+    llvm::outs() << "\n";
+  }
 
   auto allocate = [](const TensorInfo &t) {
     // 64-byte aligned, as MLIR's own allocations.
@@ -200,6 +227,14 @@ int runRank(Run &run, Communicator &comm) {
       if (labels)
         sliceBlock(*labels, p.arguments[*run.labelsArg], p.mesh, dev,
                    args[*run.labelsArg].get());
+    }
+    if (dev == failRank && k == failStep) {
+      llvm::errs() << "rank " << dev << ": failing at step " << k
+                   << " (--fail-rank, for testing)\n";
+      llvm::errs().flush();
+      if (failMode == "hang")
+        std::this_thread::sleep_for(std::chrono::hours(1));
+      std::_Exit(3); // dies without a word to the others
     }
     buffers.clear();
     for (auto &b : args)
@@ -268,7 +303,7 @@ int main(int argc, char **argv) {
   const Program &p = run.program;
   int64_t devices = p.mesh.numDevices();
   int64_t ranks = ranksOpt ? int64_t(ranksOpt) : devices;
-  if (ranks != devices)
+  if (ranks != devices && !launchedByMpi())
     return failWith(llvm::Twine("this program was compiled for ") +
                     llvm::Twine(devices) + " devices, not --ranks " +
                     llvm::Twine(ranks) + "; recompile it with another --mesh");
@@ -376,21 +411,38 @@ int main(int argc, char **argv) {
     run.tokens = std::move(*file);
   }
 
-  // OpenBLAS threads share the cores with the ranks.
+  // OpenBLAS threads share the cores with the ranks on this machine.
+  bool mpi = launchedByMpi();
+  int64_t local = ranks;
+  if (mpi) {
+    local = 1;
+    if (const char *n = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+      local = std::max(1, std::atoi(n));
+  }
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  openblas_set_num_threads(std::max<int>(1, cores / ranks));
-  llvm::outs() << "tessel: @" << p.function << " on " << ranks
-               << (ranks == 1 ? " rank" : " ranks") << " (threads), mesh";
-  for (auto [axis, size] : llvm::zip(p.mesh.axisNames, p.mesh.axisSizes))
-    llvm::outs() << " " << axis << "=" << size;
-  llvm::outs() << "\n";
-  int rc = runThreadRanks(ranks, std::chrono::seconds(timeoutSeconds),
-                          [&](Communicator &comm) {
-                            int r = runRank(run, comm);
-                            if (r)
-                              comm.fail("stopped");
-                            return r;
-                          });
+  openblas_set_num_threads(std::max<int>(1, cores / local));
+  auto body = [&](Communicator &comm) {
+    int r = runRank(run, comm);
+    if (r)
+      comm.fail("stopped");
+    return r;
+  };
+  int rc = 0;
+  if (mpi) {
+    if (ranksOpt)
+      return failWith("--ranks is for ranks as threads; under mpirun the "
+                      "number of processes is the number of ranks");
+    bool root = false;
+    rc = runMpiRank(std::chrono::seconds(timeoutSeconds),
+                    [&](Communicator &comm) {
+                      root = comm.rank() == 0;
+                      return body(comm);
+                    });
+    if (!root)
+      return rc; // rank 0 writes the files
+  } else {
+    rc = runThreadRanks(ranks, std::chrono::seconds(timeoutSeconds), body);
+  }
   if (rc)
     return rc;
   if (!saveFile.empty()) {

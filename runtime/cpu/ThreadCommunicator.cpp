@@ -89,6 +89,17 @@ public:
     });
   }
 
+  void gatherToRoot(const void *in, void *out, int64_t bytes) override {
+    std::vector<int64_t> everyone(size());
+    for (int64_t r = 0; r < size(); ++r)
+      everyone[r] = r;
+    meet(in, everyone, [&](const std::vector<const void *> &all) {
+      if (me == 0)
+        for (size_t j = 0; j < all.size(); ++j)
+          std::memcpy(static_cast<char *>(out) + j * bytes, all[j], bytes);
+    });
+  }
+
   void barrier() override {
     std::vector<int64_t> everyone(size());
     for (int64_t r = 0; r < size(); ++r)

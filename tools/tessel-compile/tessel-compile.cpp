@@ -391,6 +391,11 @@ int main(int argc, char **argv) {
                                    "-L" TESSEL_LLVM_LIBRARY_DIR, "-lLLVM",
                                    "-Wl,-rpath," TESSEL_LLVM_LIBRARY_DIR,
                                    "-lm", "-lpthread"};
+  // MPI's libraries (a ;-separated CMake list; empty without MPI).
+  SmallVector<StringRef> mpiLibraries;
+  StringRef(TESSEL_MPI_LIBRARIES).split(mpiLibraries, ';', -1, false);
+  for (StringRef lib : mpiLibraries)
+    args.push_back(lib.str());
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::string linkError;
   int rc = llvm::sys::ExecuteAndWait(*driver, argRefs, std::nullopt, {}, 0, 0,

@@ -51,6 +51,9 @@ public:
   virtual void permute(const void *in, void *out, int64_t bytes,
                        const std::vector<int64_t> &pairs,
                        const std::vector<int64_t> &group) = 0;
+  /// Rank 0 receives every rank's `bytes` of `in` in `out` (by rank);
+  /// `out` is ignored elsewhere.
+  virtual void gatherToRoot(const void *in, void *out, int64_t bytes) = 0;
   virtual void barrier() = 0;
   /// Stops every rank: `message` is printed with this rank's number.
   [[noreturn]] virtual void fail(const std::string &message) = 0;
@@ -60,6 +63,15 @@ public:
 /// Returns the first non-zero result of a rank, or 0.
 int runThreadRanks(int64_t ranks, std::chrono::seconds timeout,
                    const std::function<int(Communicator &)> &body);
+
+/// Whether this process was started by an MPI launcher (mpirun, srun).
+bool launchedByMpi();
+
+/// Ranks as MPI processes: initializes MPI, calls `body(comm)` on this
+/// process's rank, finalizes. Exits with an error when MPI support is not
+/// built in.
+int runMpiRank(std::chrono::seconds timeout,
+               const std::function<int(Communicator &)> &body);
 
 /// Reduces `count` elements of `src` into `dst` (dst = dst op src).
 void reduceInto(void *dst, const void *src, int64_t count, DType type,
