@@ -28,6 +28,8 @@ tools = [
     "tessel-interp",
     "tessel-models",
     "tessel-compile",
+    "tessel-run",
+    "tessel-tokenize",
     ToolSubst("tessel-cuda-info", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -4,12 +4,15 @@
 #include "tessel/runtime/Abi.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -98,12 +101,81 @@ struct CopyToLinalgPass
 };
 } // namespace
 
+/// Moves every linalg op of the program into a function of its own (a
+/// kernel), so that LLVM optimizes many small functions instead of one
+/// with thousands of loops: its passes grow faster than linearly with a
+/// function's size (a 4-layer GPT step took 40 s in LLVM as one function).
+/// Kernels are not inlined back.
+struct OutlineKernelsPass
+    : PassWrapper<OutlineKernelsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(OutlineKernelsPass)
+  StringRef getArgument() const override { return "tessel-outline-kernels"; }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<Operation *> ops;
+    module.walk([&](linalg::LinalgOp op) {
+      if (op->getParentOfType<func::FuncOp>() &&
+          !op->getParentOfType<linalg::LinalgOp>())
+        ops.push_back(op);
+    });
+    OpBuilder b(module.getContext());
+    // Identical kernels (every layer repeats the same shapes) are one.
+    llvm::StringMap<func::FuncOp> byText;
+    for (Operation *op : ops) {
+      // Operands, then values the body reads from outside; constants are
+      // cloned into the kernel rather than passed.
+      llvm::SetVector<Value> inputs(op->operand_begin(), op->operand_end());
+      llvm::SetVector<Value> above;
+      getUsedValuesDefinedAbove(op->getRegions(), above);
+      SmallVector<Operation *> constants;
+      for (Value v : above) {
+        Operation *def = v.getDefiningOp();
+        if (def && def->hasTrait<OpTrait::ConstantLike>())
+          constants.push_back(def);
+        else
+          inputs.insert(v);
+      }
+      b.setInsertionPointToEnd(module.getBody());
+      auto kernel = func::FuncOp::create(
+          b, op->getLoc(), "__tessel_kernel",
+          b.getFunctionType(TypeRange(inputs.getArrayRef()), {}));
+      kernel.setPrivate();
+      Block *body = kernel.addEntryBlock();
+      b.setInsertionPointToStart(body);
+      IRMapping map;
+      for (auto [v, arg] : llvm::zip(inputs, body->getArguments()))
+        map.map(v, arg);
+      for (Operation *c : constants)
+        b.clone(*c, map);
+      b.clone(*op, map);
+      func::ReturnOp::create(b, op->getLoc());
+      std::string text;
+      {
+        llvm::raw_string_ostream os(text);
+        kernel.print(os, OpPrintingFlags().printGenericOpForm());
+      }
+      auto [it, fresh] = byText.try_emplace(text, kernel);
+      if (fresh)
+        symbols.insert(kernel);
+      else
+        kernel.erase();
+      kernel = it->second;
+      b.setInsertionPoint(op);
+      func::CallOp::create(b, op->getLoc(), kernel,
+                           ValueRange(inputs.getArrayRef()));
+      op->erase();
+    }
+  }
+};
+
 LogicalResult tessel::buildCpuLoweringPipeline(OpPassManager &pm) {
   static std::once_flag registered;
   std::call_once(registered, [] { registerAllPasses(); });
   if (failed(parsePassPipeline(kPipeline, pm)))
     return failure();
   pm.addPass(std::make_unique<CopyToLinalgPass>());
+  pm.addPass(std::make_unique<OutlineKernelsPass>());
   return parsePassPipeline(kPipelineToLLVM, pm);
 }
 
@@ -195,6 +267,10 @@ tessel::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
   llvmModule->setTargetTriple((*tm)->getTargetTriple());
   if (llvm::Error err = addEntry(*llvmModule, signature))
     return std::move(err);
+  // Kernels stay functions (see OutlineKernelsPass).
+  for (llvm::Function &f : *llvmModule)
+    if (f.getName().starts_with("__tessel_kernel"))
+      f.addFnAttr(llvm::Attribute::NoInline);
   llvm::Constant *text = llvm::ConstantDataArray::getString(context, json);
   new llvm::GlobalVariable(*llvmModule, text->getType(), /*isConstant=*/true,
                            llvm::GlobalValue::ExternalLinkage, text,
