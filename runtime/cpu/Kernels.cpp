@@ -51,6 +51,7 @@ extern "C" void tessel_rt_gemm_f32(TESSEL_RT_MEMREF(float, a),
                                    int64_t m, int64_t n, int64_t k,
                                    int64_t transA, int64_t transB) {
   Timer t(currentRank().gemmSeconds);
+  currentRank().gemmFlops += 2.0 * batch * m * n * k;
   const float *A = a + a_offset, *B = b + b_offset;
   float *C = c + c_offset;
   for (int64_t i = 0; i < batch; ++i)
@@ -66,6 +67,7 @@ extern "C" void tessel_rt_gemm_f64(TESSEL_RT_MEMREF(double, a),
                                    int64_t m, int64_t n, int64_t k,
                                    int64_t transA, int64_t transB) {
   Timer t(currentRank().gemmSeconds);
+  currentRank().gemmFlops += 2.0 * batch * m * n * k;
   const double *A = a + a_offset, *B = b + b_offset;
   double *C = c + c_offset;
   for (int64_t i = 0; i < batch; ++i)

@@ -20,6 +20,8 @@ struct RankContext {
   int64_t device = 0;
   /// Seconds spent in collectives and in matmuls (for progress reports).
   double commSeconds = 0, gemmSeconds = 0;
+  /// Floating-point operations of the matmuls run so far (2*m*n*k each).
+  double gemmFlops = 0;
 };
 
 RankContext &currentRank();
