@@ -5,7 +5,9 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -74,7 +76,7 @@ static constexpr const char *kPipelineToLLVM =
     "convert-scf-to-cf,"
     "convert-math-to-llvm,"
     "convert-math-to-libm,"
-    "finalize-memref-to-llvm,"
+    "finalize-memref-to-llvm{use-generic-functions use-aligned-alloc},"
     "convert-arith-to-llvm,"
     "convert-func-to-llvm,"
     "convert-cf-to-llvm,"
@@ -169,6 +171,28 @@ struct OutlineKernelsPass
   }
 };
 
+/// exp, log, tanh and erf of f32 as polynomials (a few ulp), which LLVM
+/// vectorizes, instead of calls into libm, which it cannot. sin and cos stay
+/// libm calls: rotary embeddings take them of large angles.
+struct ApproximateMathPass
+    : PassWrapper<ApproximateMathPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ApproximateMathPass)
+  StringRef getArgument() const override { return "tessel-approximate-math"; }
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    auto chosen = [](StringRef name) {
+      name.consume_front("math."); // names come with or without the prefix
+      return llvm::is_contained({"exp", "expm1", "log", "log1p", "log2",
+                                 "tanh", "erf"},
+                                name);
+    };
+    populateMathF32ExpansionPatterns(patterns, chosen);
+    populateMathPolynomialApproximationPatterns(patterns, chosen);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
 LogicalResult tessel::buildCpuLoweringPipeline(OpPassManager &pm) {
   static std::once_flag registered;
   std::call_once(registered, [] { registerAllPasses(); });
@@ -176,6 +200,7 @@ LogicalResult tessel::buildCpuLoweringPipeline(OpPassManager &pm) {
     return failure();
   pm.addPass(std::make_unique<CopyToLinalgPass>());
   pm.addPass(std::make_unique<OutlineKernelsPass>());
+  pm.addPass(std::make_unique<ApproximateMathPass>());
   return parsePassPipeline(kPipelineToLLVM, pm);
 }
 

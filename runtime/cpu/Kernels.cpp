@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <string>
 #include <vector>
 
 using namespace tessel;
@@ -22,17 +23,41 @@ using namespace tessel::rt;
 namespace {
 thread_local RankContext *current = nullptr;
 
+/// Adds the time of a runtime call to `total` and, when tracing, records it
+/// as an event (the name is built only then).
 struct Timer {
-  explicit Timer(double &total)
-      : total(total), start(std::chrono::steady_clock::now()) {}
+  template <typename NameFn>
+  Timer(double &total, const char *category, NameFn name)
+      : total(total), start(std::chrono::steady_clock::now()),
+        category(category) {
+    RankContext &ctx = rt::currentRank();
+    if (ctx.tracing) {
+      eventName = name();
+      startUs = ctx.nowUs();
+    }
+  }
   ~Timer() {
-    total += std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                           start)
-                 .count();
+    auto end = std::chrono::steady_clock::now();
+    total += std::chrono::duration<double>(end - start).count();
+    RankContext &ctx = rt::currentRank();
+    if (ctx.tracing)
+      ctx.events.push_back({std::move(eventName), category, startUs,
+                            ctx.nowUs() - startUs});
   }
   double &total;
   std::chrono::steady_clock::time_point start;
+  const char *category;
+  std::string eventName;
+  double startUs = 0;
 };
+
+std::string gemmName(int64_t batch, int64_t m, int64_t n, int64_t k) {
+  std::string s = "gemm " + std::to_string(m) + "x" + std::to_string(n) +
+                  "x" + std::to_string(k);
+  if (batch > 1)
+    s += " (batch " + std::to_string(batch) + ")";
+  return s;
+}
 } // namespace
 
 RankContext &rt::currentRank() {
@@ -50,7 +75,8 @@ extern "C" void tessel_rt_gemm_f32(TESSEL_RT_MEMREF(float, a),
                                    TESSEL_RT_MEMREF(float, c), int64_t batch,
                                    int64_t m, int64_t n, int64_t k,
                                    int64_t transA, int64_t transB) {
-  Timer t(currentRank().gemmSeconds);
+  Timer t(currentRank().gemmSeconds, "compute",
+          [&] { return gemmName(batch, m, n, k); });
   currentRank().gemmFlops += 2.0 * batch * m * n * k;
   const float *A = a + a_offset, *B = b + b_offset;
   float *C = c + c_offset;
@@ -66,7 +92,8 @@ extern "C" void tessel_rt_gemm_f64(TESSEL_RT_MEMREF(double, a),
                                    TESSEL_RT_MEMREF(double, c), int64_t batch,
                                    int64_t m, int64_t n, int64_t k,
                                    int64_t transA, int64_t transB) {
-  Timer t(currentRank().gemmSeconds);
+  Timer t(currentRank().gemmSeconds, "compute",
+          [&] { return gemmName(batch, m, n, k) + " f64"; });
   currentRank().gemmFlops += 2.0 * batch * m * n * k;
   const double *A = a + a_offset, *B = b + b_offset;
   double *C = c + c_offset;
@@ -106,8 +133,17 @@ void around(const int64_t *shape, int64_t rank, int64_t dim, int64_t &outer,
 
 void collective(const int64_t *desc, const void *in, void *out, DType type) {
   RankContext &ctx = currentRank();
-  Timer t(ctx.commSeconds);
   int64_t opcode = desc[TESSEL_RT_DESC_OPCODE];
+  Timer t(ctx.commSeconds, "communication", [&] {
+    static const char *names[] = {"all_reduce", "all_gather",
+                                  "reduce_scatter", "all_to_all",
+                                  "collective_permute"};
+    int64_t bytes = byteSize(type);
+    for (int64_t d = 0; d < desc[TESSEL_RT_DESC_RANK]; ++d)
+      bytes *= desc[TESSEL_RT_DESC_SHAPES + d];
+    return std::string(opcode >= 0 && opcode < 5 ? names[opcode] : "?") +
+           " " + std::to_string(bytes) + " B";
+  });
   int64_t rank = desc[TESSEL_RT_DESC_RANK];
   const int64_t *inShape = desc + TESSEL_RT_DESC_SHAPES;
   const int64_t *outShape = inShape + rank;

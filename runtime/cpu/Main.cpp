@@ -21,6 +21,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cblas.h>
@@ -87,6 +88,12 @@ llvm::cl::opt<bool> resume("resume",
                                           "checkpoint in --ckpt (--steps is "
                                           "the total to reach)"),
                            llvm::cl::cat(category));
+llvm::cl::opt<std::string>
+    traceFile("trace",
+              llvm::cl::desc("Write a Chrome/Perfetto trace of every rank's "
+                             "steps, matmuls and collectives (under MPI, one "
+                             "file per rank: NAME.rankN.json)"),
+              llvm::cl::cat(category));
 llvm::cl::opt<int64_t> printEvery("print-every",
                                   llvm::cl::desc("Print progress every N "
                                                  "steps"),
@@ -124,9 +131,43 @@ struct Run {
   std::optional<TokenFile> tokens;
   int64_t vocab = 0, tokensPerStep = 0;
   int64_t firstStep = 0;
+  std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now();
+  std::vector<std::vector<TraceEvent>> traces; // per rank (threads)
   std::string json; // the program description, saved with checkpoints
   std::vector<HostTensor> final; // global, per result (rank 0)
 };
+
+/// NAME.json -> NAME.rankN.json (one trace file per MPI process).
+std::string traceFileFor(int64_t rank) {
+  llvm::StringRef name(traceFile);
+  llvm::StringRef stem = name.ends_with(".json") ? name.drop_back(5) : name;
+  return (stem + ".rank" + llvm::Twine(rank) + ".json").str();
+}
+
+/// Chrome trace JSON: one thread per rank, complete ("X") events in us.
+llvm::Error writeTrace(const std::string &path,
+                       const std::vector<std::pair<int64_t,
+                                                   std::vector<TraceEvent>>>
+                           &ranks) {
+  llvm::json::Array events;
+  for (const auto &[rank, list] : ranks) {
+    events.push_back(llvm::json::Object{
+        {"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", rank},
+        {"args", llvm::json::Object{{"name", "rank " + std::to_string(rank)}}}});
+    for (const TraceEvent &e : list)
+      events.push_back(llvm::json::Object{{"name", e.name},
+                                          {"cat", e.category},
+                                          {"ph", "X"},
+                                          {"ts", e.startUs},
+                                          {"dur", e.durationUs},
+                                          {"pid", 0},
+                                          {"tid", rank}});
+  }
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::json::Value(llvm::json::Object{
+      {"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}});
+  return writeFileAtomically(path, text);
+}
 
 /// Assembles the global results on rank 0 from every rank's blocks
 /// (`local(r)`).
@@ -170,6 +211,8 @@ int runRank(Run &run, Communicator &comm) {
   ctx.comm = &comm;
   ctx.mesh = &p.mesh;
   ctx.device = comm.rank();
+  ctx.tracing = !traceFile.empty();
+  ctx.origin = run.origin;
   setCurrentRank(&ctx);
   int64_t dev = comm.rank();
   if (comm.size() != p.mesh.numDevices())
@@ -246,9 +289,13 @@ int runRank(Run &run, Communicator &comm) {
     for (auto &b : results)
       buffers.push_back(b.get());
     auto stepStart = std::chrono::steady_clock::now();
+    double stepStartUs = ctx.tracing ? ctx.nowUs() : 0;
     double flopsBefore = ctx.gemmFlops, gemmBefore = ctx.gemmSeconds,
            commBefore = ctx.commSeconds;
     tessel_entry(buffers.data());
+    if (ctx.tracing)
+      ctx.events.push_back({"step " + std::to_string(k), "step", stepStartUs,
+                            ctx.nowUs() - stepStartUs});
     if (k > run.firstStep) { // the first step warms up caches and pages
       stats.seconds += std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - stepStart)
@@ -312,6 +359,14 @@ int runRank(Run &run, Communicator &comm) {
         stats.flops / stats.seconds / 1e9, 100 * stats.gemm / stats.seconds,
         100 * stats.comm / stats.seconds);
     llvm::outs().flush();
+  }
+  if (ctx.tracing) {
+    if (run.traces.empty()) { // MPI: this process's rank only
+      if (llvm::Error err = writeTrace(traceFileFor(dev), {{dev, ctx.events}}))
+        comm.fail(llvm::toString(std::move(err)));
+    } else {
+      run.traces[dev] = std::move(ctx.events);
+    }
   }
   setCurrentRank(nullptr);
   return 0;
@@ -470,7 +525,16 @@ int main(int argc, char **argv) {
     if (!root)
       return rc; // rank 0 writes the files
   } else {
+    if (!traceFile.empty())
+      run.traces.resize(ranks);
     rc = runThreadRanks(ranks, std::chrono::seconds(timeoutSeconds), body);
+    if (!rc && !traceFile.empty()) {
+      std::vector<std::pair<int64_t, std::vector<TraceEvent>>> all;
+      for (int64_t r = 0; r < ranks; ++r)
+        all.emplace_back(r, std::move(run.traces[r]));
+      if (llvm::Error err = writeTrace(traceFile, all))
+        return failWith(llvm::toString(std::move(err)));
+    }
   }
   if (rc)
     return rc;

@@ -12,7 +12,18 @@
 #include "tessel/runtime/Communicator.h"
 #include "tessel/support/Mesh.h"
 
+#include <chrono>
+#include <string>
+#include <vector>
+
 namespace tessel::rt {
+
+/// One complete event of a Chrome/Perfetto trace ("ph": "X").
+struct TraceEvent {
+  std::string name;
+  const char *category; ///< "compute", "communication" or "step"
+  double startUs, durationUs;
+};
 
 struct RankContext {
   Communicator *comm = nullptr;
@@ -22,6 +33,16 @@ struct RankContext {
   double commSeconds = 0, gemmSeconds = 0;
   /// Floating-point operations of the matmuls run so far (2*m*n*k each).
   double gemmFlops = 0;
+  /// With --trace: the events of this rank, microseconds from `origin`.
+  bool tracing = false;
+  std::chrono::steady_clock::time_point origin;
+  std::vector<TraceEvent> events;
+
+  double nowUs() const {
+    return std::chrono::duration<double, std::micro>(
+               std::chrono::steady_clock::now() - origin)
+        .count();
+  }
 };
 
 RankContext &currentRank();
