@@ -52,6 +52,7 @@ struct TesselTrainStepPass
     o.epsilon = epsilon;
     o.weightDecay = weightDecay;
     o.clipNorm = clipNorm;
+    o.lrArgument = lrArgument;
     o.batchNames.assign(batchNames.begin(), batchNames.end());
     std::optional<Recompute> policy = parseRecompute(recompute);
     if (!policy) {

@@ -23,6 +23,8 @@
 
 #include <cmath>
 
+#include <cstdio>
+
 using namespace mlir;
 using namespace mlir::tessel;
 
@@ -59,8 +61,9 @@ struct Emitter : autodiff::Emit {
 
 /// Learning rate at update `t` (1-based, master-precision scalar): linear warm-up, then
 /// cosine decay to lr * minLrRatio at totalSteps.
-Value learningRate(Emitter &e, Value t, const TrainStepOptions &o) {
-  Value lr = e.cst(o.lr);
+Value learningRate(Emitter &e, Value t, const TrainStepOptions &o,
+                   Value peak) {
+  Value lr = peak ? peak : e.cst(o.lr);
   if (o.warmupSteps > 0)
     lr = e.mul(lr, e.min(e.cst(1.0), e.div(t, e.cst(o.warmupSteps))));
   if (o.totalSteps > o.warmupSteps) {
@@ -185,6 +188,16 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
     argTypes.push_back(forward.getArgumentTypes()[a]);
     argAttrs.push_back(attrsOf(a));
   }
+  if (options.lrArgument) {
+    // The peak learning rate as an argument the runtime may override.
+    argTypes.push_back(RankedTensorType::get({}, b.getF32Type()));
+    char init[48];
+    std::snprintf(init, sizeof(init), "constant:%.17g", options.lr);
+    argAttrs.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr(TesselDialect::kNameAttrName, b.getStringAttr("lr")),
+         b.getNamedAttr(TesselDialect::kInitAttrName,
+                        b.getStringAttr(init))}));
+  }
   auto i32 = RankedTensorType::get({}, b.getI32Type());
   argTypes.push_back(i32);
   argAttrs.push_back(b.getDictionaryAttr(
@@ -237,6 +250,9 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
     return body->getArgument(params.size() * (1 + slot) + p);
   };
   Value stepArg = body->getArgument(body->getNumArguments() - 1);
+  Value lrArg = options.lrArgument
+                    ? body->getArgument(body->getNumArguments() - 2)
+                    : Value();
 
   // Inline the gradient function.
   IRMapping map;
@@ -284,7 +300,9 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
 
   // Schedule: t is the 1-based update number.
   Value t = e.add(ConvertOp::create(b, loc, e.scalar, stepArg), e.cst(1.0));
-  Value lr = learningRate(e, t, options);
+  Value lr = learningRate(
+      e, t, options,
+      lrArg ? ConvertOp::create(b, loc, e.scalar, lrArg).getResult() : Value());
 
   SmallVector<Value> newParams, newState[2];
   for (auto [i, a] : llvm::enumerate(params)) {

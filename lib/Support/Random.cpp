@@ -2,6 +2,8 @@
 
 #include "tessel/support/Random.h"
 
+#include <cstdio>
+
 #include "llvm/ADT/SmallVector.h"
 
 #include <cmath>
@@ -49,6 +51,9 @@ llvm::Expected<InitSpec> tessel::parseInitSpec(llvm::StringRef spec) {
   } else if (parts[0] == "ones") {
     s.kind = InitSpec::Ones;
     ok = parts.size() == 1;
+  } else if (parts[0] == "constant") {
+    s.kind = InitSpec::Constant;
+    ok = parts.size() == 2 && number(1, s.a);
   } else if (parts[0] == "normal") {
     s.kind = InitSpec::Normal;
     ok = parts.size() == 2 && number(1, s.a) && s.a >= 0;
@@ -66,7 +71,7 @@ llvm::Expected<InitSpec> tessel::parseInitSpec(llvm::StringRef spec) {
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "invalid init spec '" + spec.str() +
-            "'; expected zeros, ones, normal:STD, uniform:LO:HI, int:LO:HI "
+            "'; expected zeros, ones, constant:V, normal:STD, uniform:LO:HI, int:LO:HI "
             "or bernoulli:P");
   return s;
 }
@@ -82,6 +87,11 @@ std::string tessel::printInitSpec(const InitSpec &s) {
   switch (s.kind) {
   case InitSpec::Zeros: return "zeros";
   case InitSpec::Ones: return "ones";
+  case InitSpec::Constant: {
+    char exact[40];
+    std::snprintf(exact, sizeof(exact), "constant:%.17g", s.a);
+    return exact;
+  }
   case InitSpec::Normal: return "normal:" + num(s.a);
   case InitSpec::Uniform: return "uniform:" + num(s.a) + ":" + num(s.b);
   case InitSpec::IntRange: return "int:" + num(s.a) + ":" + num(s.b);
@@ -99,6 +109,9 @@ void tessel::fillTensor(HostTensor &t, const InitSpec &spec, uint64_t seed,
       break;
     case InitSpec::Ones:
       t.setF(k, 1.0);
+      break;
+    case InitSpec::Constant:
+      t.setF(k, spec.a);
       break;
     case InitSpec::Normal:
       t.setF(k, spec.a * standardNormal(seed, stream, k));

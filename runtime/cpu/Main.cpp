@@ -74,6 +74,15 @@ llvm::cl::opt<std::string>
              llvm::cl::desc("Write the last step's results (global shapes) "
                             "to this safetensors file"),
              llvm::cl::cat(category));
+llvm::cl::opt<double> lrOpt("lr",
+                            llvm::cl::desc("Peak learning rate (default: "
+                                           "the one compiled in)"),
+                            llvm::cl::init(0), llvm::cl::cat(category));
+llvm::cl::opt<int64_t>
+    batchSize("batch-size",
+              llvm::cl::desc("Global batch (sequences per step); must be the "
+                             "compiled one, which is checked"),
+              llvm::cl::init(0), llvm::cl::cat(category));
 llvm::cl::opt<std::string>
     ckptDir("ckpt",
             llvm::cl::desc("Checkpoint directory (safetensors + index, "
@@ -226,6 +235,8 @@ int runRank(Run &run, Communicator &comm) {
                  << comm.backend() << "), mesh";
     for (auto [axis, size] : llvm::zip(p.mesh.axisNames, p.mesh.axisSizes))
       llvm::outs() << " " << axis << "=" << size;
+    if (p.mesh.axisNames.empty())
+      llvm::outs() << " none (one device)";
     llvm::outs() << "\n";
   }
 
@@ -441,6 +452,33 @@ int main(int argc, char **argv) {
     run.feeds.back() = it->second;
   }
   run.json = tessel_program;
+  if (lrOpt != 0) {
+    auto it = argIndex.find("lr");
+    if (it == argIndex.end())
+      return failWith("--lr: this program has its learning rate compiled "
+                      "in; compile it with tessel-compile (which makes it an "
+                      "argument) to set it at run time");
+    if (!(lrOpt > 0))
+      return failWith("--lr must be positive");
+    HostTensor &t = run.initial[it->second];
+    for (int64_t e = 0; e < t.size(); ++e)
+      t.setF(e, lrOpt);
+  }
+  if (batchSize != 0) {
+    auto it = argIndex.find("input_ids");
+    if (it == argIndex.end())
+      it = argIndex.find("labels");
+    int64_t compiled = it == argIndex.end() || p.arguments[it->second]
+                                                   .globalShape.empty()
+                           ? -1
+                           : p.arguments[it->second].globalShape[0];
+    if (compiled != batchSize)
+      return failWith("--batch-size " + llvm::Twine(int64_t(batchSize)) +
+                      ": this program was compiled for a global batch of " +
+                      llvm::Twine(compiled) +
+                      " sequences; shapes are static, so generate the model "
+                      "with that batch (tessel-models --batch) and recompile");
+  }
   if (resume) {
     if (ckptDir.empty())
       return failWith("--resume needs --ckpt DIR");
@@ -493,6 +531,18 @@ int main(int argc, char **argv) {
     if (!file)
       return failWith(llvm::toString(file.takeError()));
     run.tokens = std::move(*file);
+    // The first batch now, so a file that is too short or holds tokens
+    // outside the vocabulary fails before the ranks start.
+    std::optional<HostTensor> ids, labels;
+    if (run.idsArg)
+      ids = run.initial[*run.idsArg];
+    if (run.labelsArg)
+      labels = run.initial[*run.labelsArg];
+    if (llvm::Error err = run.tokens->batch(run.firstStep,
+                                            ids ? &*ids : nullptr,
+                                            labels ? &*labels : nullptr,
+                                            run.vocab))
+      return failWith(llvm::toString(std::move(err)));
   }
 
   // OpenBLAS threads share the cores with the ranks on this machine.

@@ -202,7 +202,7 @@ public:
   }
 
   [[noreturn]] void fail(const std::string &message) override {
-    llvm::errs() << "rank " << me << ": " << message << "\n";
+    llvm::errs() << "error: rank " << me << ": " << message << "\n";
     llvm::errs().flush();
     MPI_Abort(MPI_COMM_WORLD, 1);
     std::_Exit(1);

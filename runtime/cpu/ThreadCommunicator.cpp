@@ -112,7 +112,7 @@ public:
       std::lock_guard<std::mutex> lock(world.mutex);
       world.failed = true;
     }
-    llvm::errs() << "rank " << me << ": " << message << "\n";
+    llvm::errs() << "error: rank " << me << ": " << message << "\n";
     llvm::errs().flush();
     // Every rank is a thread of this process: end them all, non-zero.
     std::_Exit(1);

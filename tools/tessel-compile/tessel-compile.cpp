@@ -298,8 +298,9 @@ int main(int argc, char **argv) {
       return failWith(inputFile + " has neither @train_step nor @" +
                       funcName + " to build one from");
     auto [name, rest] = StringRef(optimizer).trim().split(' ');
+    // lr-argument: the executable's --lr sets the peak learning rate.
     pipeline = ("tessel-train-step{func=" + funcName + " optimizer=" + name +
-                " " + rest + "}")
+                " lr-argument=true " + rest + "}")
                    .str();
   }
   if (!meshes.empty())

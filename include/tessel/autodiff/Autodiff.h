@@ -72,6 +72,10 @@ struct TrainStepOptions {
   double weightDecay = 0.0;
   /// Global-norm clipping threshold; 0 disables clipping.
   double clipNorm = 0.0;
+  /// Take the peak learning rate from an f32 scalar argument `lr` (just
+  /// before `step`, initialized to `lr`) instead of a constant, so a
+  /// compiled program's --lr can change it.
+  bool lrArgument = false;
   /// Mixed precision: when set (bf16 or f16), f32 compute runs in this type
   /// while parameters, optimizer state, gradients, softmax, norms, sums and
   /// the loss stay f32 (see castCompute).

@@ -213,6 +213,9 @@ def TesselTrainStepPass : Pass<"tessel-train-step", "ModuleOp"> {
            "Decoupled weight decay (parameters of rank >= 2)">,
     Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
            "Global gradient-norm clipping threshold (0: off)">,
+    Option<"lrArgument", "lr-argument", "bool", /*default=*/"false",
+           "Take the peak learning rate from an f32 argument 'lr' (before "
+           "'step', initialized to constant:lr) instead of a constant">,
     ListOption<"batchNames", "batch", "std::string",
                "Float arguments (by tessel.name) that are data, not parameters">,
     Option<"computeType", "compute-type", "std::string", /*default=*/"\"\"",

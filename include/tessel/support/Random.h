@@ -32,10 +32,11 @@ double uniform01(uint64_t seed, uint64_t stream, uint64_t counter);
 double standardNormal(uint64_t seed, uint64_t stream, uint64_t k);
 
 /// How a tensor is initialized. Spelled as in `tessel.init`:
-///   "zeros" | "ones" | "normal:STD" | "uniform:LO:HI" | "int:LO:HI" (ints in
+///   "zeros" | "ones" | "constant:V" | "normal:STD" | "uniform:LO:HI" | "int:LO:HI" (ints in
 ///   [LO, HI)) | "bernoulli:P".
 struct InitSpec {
-  enum Kind { Zeros, Ones, Normal, Uniform, IntRange, Bernoulli } kind = Normal;
+  enum Kind { Zeros, Ones, Constant, Normal, Uniform, IntRange, Bernoulli } kind =
+      Normal;
   double a = 1.0, b = 0.0;
 };
 

@@ -31,7 +31,7 @@ def Tessel_Dialect : Dialect {
       * `tessel.logical_axes`: an array of strings, one logical axis name
         per tensor dimension (`""` for an untagged dimension).
       * `tessel.init`: how an argument is initialized when no value is given
-        (`zeros`, `ones`, `normal:STD`, `uniform:LO:HI`, `int:LO:HI`,
+        (`zeros`, `ones`, `constant:V`, `normal:STD`, `uniform:LO:HI`, `int:LO:HI`,
         `bernoulli:P`).
       * `tessel.spmd = @mesh` on a function: the function is a per-device
         program run by every device of the mesh; its arguments and results
