@@ -36,8 +36,8 @@ static std::optional<int64_t> asIndex(const llvm::json::Value &v) {
   return n;
 }
 
-llvm::Expected<NamedTensors> tessel::parseSafeTensors(llvm::StringRef bytes,
-                                                      llvm::StringRef path) {
+llvm::Expected<SafeTensorsIndex>
+tessel::indexSafeTensors(llvm::StringRef bytes, llvm::StringRef path) {
   if (bytes.size() < 8)
     return fail(path, "file is {0} bytes, too short for a safetensors header",
                 bytes.size());
@@ -57,8 +57,8 @@ llvm::Expected<NamedTensors> tessel::parseSafeTensors(llvm::StringRef bytes,
   if (!root)
     return fail(path, "header must be a JSON object");
 
-  NamedTensors result;
-  std::vector<std::pair<uint64_t, std::string>> order;
+  SafeTensorsIndex result;
+  result.data = data;
   for (const auto &[key, value] : *root) {
     std::string name = key.str();
     if (name == "__metadata__") {
@@ -119,33 +119,68 @@ llvm::Expected<NamedTensors> tessel::parseSafeTensors(llvm::StringRef bytes,
                   name, safetensorsName(*dtype),
                   typeString(*dtype, shape), expected,
                   end - begin);
-    HostTensor t(*dtype, shape);
+    result.entries.push_back({name, *dtype, shape, begin, end});
+  }
+  // File order (the JSON object's key order is not preserved).
+  llvm::sort(result.entries, [](const SafeTensorsIndex::Entry &a,
+                                const SafeTensorsIndex::Entry &b) {
+    return a.begin < b.begin;
+  });
+  return result;
+}
+
+const SafeTensorsIndex::Entry *
+SafeTensorsIndex::find(llvm::StringRef name) const {
+  for (const Entry &e : entries)
+    if (e.name == name)
+      return &e;
+  return nullptr;
+}
+
+llvm::Expected<NamedTensors> tessel::parseSafeTensors(llvm::StringRef bytes,
+                                                      llvm::StringRef path) {
+  llvm::Expected<SafeTensorsIndex> index = indexSafeTensors(bytes, path);
+  if (!index)
+    return index.takeError();
+  NamedTensors result;
+  result.metadata = index->metadata;
+  for (const SafeTensorsIndex::Entry &e : index->entries) {
+    HostTensor t(e.dtype, e.shape);
     const uint8_t *src =
-        reinterpret_cast<const uint8_t *>(data.data()) + begin;
-    int64_t bytesPer = byteSize(*dtype);
+        reinterpret_cast<const uint8_t *>(index->data.data()) + e.begin;
+    int64_t bytesPer = byteSize(e.dtype);
     for (int64_t k = 0, n = t.size(); k < n; ++k) {
       double fv;
       int64_t iv;
-      loadElement(*dtype, src + k * bytesPer, fv, iv);
+      loadElement(e.dtype, src + k * bytesPer, fv, iv);
       if (t.isFloat())
         t.f[k] = fv;
       else
         t.i[k] = iv;
     }
-    order.emplace_back(begin, name);
-    result.tensors.emplace_back(name, std::move(t));
+    result.tensors.emplace_back(e.name, std::move(t));
   }
-  // Keep file order (the JSON object's key order is not preserved).
-  std::vector<std::pair<std::string, HostTensor>> sorted;
-  llvm::sort(order);
-  for (auto &[begin, name] : order)
-    for (auto &entry : result.tensors)
-      if (entry.first == name)
-        sorted.push_back(std::move(entry));
-  result.tensors = std::move(sorted);
   return result;
 }
 
+llvm::Expected<MappedSafeTensors>
+MappedSafeTensors::open(llvm::StringRef path) {
+  // Large files are mapped, not read: a rank touches only its blocks' pages.
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return fail(path, "cannot read: {0}", buffer.getError().message());
+  llvm::Expected<SafeTensorsIndex> index =
+      indexSafeTensors((*buffer)->getBuffer(), path);
+  if (!index)
+    return index.takeError();
+  MappedSafeTensors m;
+  m.path = path.str();
+  m.buffer = std::move(*buffer);
+  m.index = std::move(*index);
+  return m;
+}
 llvm::Expected<NamedTensors> tessel::readSafeTensors(llvm::StringRef path) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/false,

@@ -89,12 +89,12 @@ llvm::Expected<Checkpoint> rt::readLatestCheckpoint(llvm::StringRef dir) {
     step = o->getInteger("step");
   if (!step || *step < 0)
     return fail(statePath + ": no \"step\"");
+  llvm::Expected<MappedSafeTensors> file =
+      MappedSafeTensors::open(join(stepDir, "model.safetensors"));
+  if (!file)
+    return file.takeError();
   Checkpoint c;
   c.step = *step;
-  c.path = join(stepDir, "model.safetensors");
-  llvm::Expected<NamedTensors> tensors = readSafeTensors(c.path);
-  if (!tensors)
-    return tensors.takeError();
-  c.tensors = std::move(*tensors);
+  c.file = std::move(*file);
   return c;
 }

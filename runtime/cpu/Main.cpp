@@ -134,7 +134,11 @@ int failWith(const llvm::Twine &message) {
 /// What every rank shares: the program, its initial arguments, the data.
 struct Run {
   Program program;
-  std::vector<HostTensor> initial; // global, per argument
+  std::vector<HostTensor> initial; // global, per argument (from the seed)
+  /// Or the argument's bytes in a mapped file (--init-from, --resume):
+  /// each rank copies only its block.
+  std::vector<const uint8_t *> mapped;
+  std::vector<std::unique_ptr<MappedSafeTensors>> files;
   std::vector<std::optional<unsigned>> feeds; // per result: argument fed
   std::optional<unsigned> stepArg, idsArg, labelsArg, lossResult, normResult;
   std::optional<TokenFile> tokens;
@@ -248,16 +252,22 @@ int runRank(Run &run, Communicator &comm) {
   std::vector<Buffer> args, results;
   for (auto [a, info] : llvm::enumerate(p.arguments)) {
     args.push_back(allocate(info));
-    sliceBlock(run.initial[a], info, p.mesh, dev, args.back().get());
+    if (run.mapped[a])
+      sliceBlockBytes(run.mapped[a], info, p.mesh, dev, args.back().get());
+    else
+      sliceBlock(run.initial[a], info, p.mesh, dev, args.back().get());
   }
   for (const TensorInfo &info : p.results)
     results.push_back(allocate(info));
 
   std::optional<HostTensor> ids, labels;
+  // Token batches are filled into global tensors of the arguments' types.
   if (run.idsArg)
-    ids = run.initial[*run.idsArg];
+    ids = HostTensor(p.arguments[*run.idsArg].dtype,
+                     p.arguments[*run.idsArg].globalShape);
   if (run.labelsArg)
-    labels = run.initial[*run.labelsArg];
+    labels = HostTensor(p.arguments[*run.labelsArg].dtype,
+                        p.arguments[*run.labelsArg].globalShape);
 
   std::vector<void *> buffers;
   struct {
@@ -403,23 +413,29 @@ int main(int argc, char **argv) {
                     llvm::Twine(devices) + " devices, not --ranks " +
                     llvm::Twine(ranks) + "; recompile it with another --mesh");
 
-  std::optional<NamedTensors> given;
+  MappedSafeTensors *given = nullptr;
   if (!initFrom.empty()) {
-    llvm::Expected<NamedTensors> read = readSafeTensors(initFrom);
-    if (!read)
-      return failWith(llvm::toString(read.takeError()));
-    given = std::move(*read);
+    llvm::Expected<MappedSafeTensors> file = MappedSafeTensors::open(initFrom);
+    if (!file)
+      return failWith(llvm::toString(file.takeError()));
+    run.files.push_back(std::make_unique<MappedSafeTensors>(std::move(*file)));
+    given = run.files.back().get();
   }
+  run.mapped.assign(p.arguments.size(), nullptr);
   llvm::StringMap<unsigned> argIndex;
   for (auto [a, info] : llvm::enumerate(p.arguments)) {
     argIndex[info.name] = a;
-    if (const HostTensor *t = given ? given->find(info.name) : nullptr) {
-      if (t->dtype != info.dtype ||
-          llvm::ArrayRef<int64_t>(t->shape) != llvm::ArrayRef<int64_t>(info.globalShape))
+    if (const SafeTensorsIndex::Entry *e =
+            given ? given->index.find(info.name) : nullptr) {
+      if (e->dtype != info.dtype ||
+          llvm::ArrayRef<int64_t>(e->shape) !=
+              llvm::ArrayRef<int64_t>(info.globalShape))
         return failWith(initFrom + ": tensor '" + info.name + "' is " +
-                        t->typeString() + " but the program needs " +
+                        typeString(e->dtype, e->shape) +
+                        " but the program needs " +
                         typeString(info.dtype, info.globalShape));
-      run.initial.push_back(*t);
+      run.mapped[a] = given->bytesOf(*e);
+      run.initial.emplace_back();
       continue;
     }
     llvm::Expected<InitSpec> spec = parseInitSpec(info.init);
@@ -460,9 +476,12 @@ int main(int argc, char **argv) {
                       "argument) to set it at run time");
     if (!(lrOpt > 0))
       return failWith("--lr must be positive");
-    HostTensor &t = run.initial[it->second];
+    const TensorInfo &info = p.arguments[it->second];
+    HostTensor t(info.dtype, info.globalShape);
     for (int64_t e = 0; e < t.size(); ++e)
       t.setF(e, lrOpt);
+    run.initial[it->second] = std::move(t);
+    run.mapped[it->second] = nullptr;
   }
   if (batchSize != 0) {
     auto it = argIndex.find("input_ids");
@@ -485,30 +504,34 @@ int main(int argc, char **argv) {
     llvm::Expected<Checkpoint> c = readLatestCheckpoint(ckptDir);
     if (!c)
       return failWith(llvm::toString(c.takeError()));
+    run.files.push_back(
+        std::make_unique<MappedSafeTensors>(std::move(c->file)));
+    const MappedSafeTensors &file = *run.files.back();
     for (auto [r, a] : llvm::enumerate(run.feeds)) {
       if (!a)
         continue;
       const TensorInfo &info = p.arguments[*a];
-      const HostTensor *t = c->tensors.find(info.name);
-      if (!t)
-        return failWith(c->path + ": tensor '" + info.name +
+      const SafeTensorsIndex::Entry *e = file.index.find(info.name);
+      if (!e)
+        return failWith(file.path + ": tensor '" + info.name +
                         "' is missing; this program needs it to resume (was "
                         "the checkpoint written with another model or "
                         "optimizer?)");
-      if (t->dtype != info.dtype ||
-          llvm::ArrayRef<int64_t>(t->shape) !=
+      if (e->dtype != info.dtype ||
+          llvm::ArrayRef<int64_t>(e->shape) !=
               llvm::ArrayRef<int64_t>(info.globalShape))
-        return failWith(c->path + ": tensor '" + info.name + "' is " +
-                        t->typeString() + " but the program needs " +
+        return failWith(file.path + ": tensor '" + info.name + "' is " +
+                        typeString(e->dtype, e->shape) +
+                        " but the program needs " +
                         typeString(info.dtype, info.globalShape));
-      run.initial[*a] = *t;
+      run.mapped[*a] = file.bytesOf(*e);
     }
     run.firstStep = c->step;
     if (run.firstStep >= steps)
-      return failWith(c->path + " is after step " +
+      return failWith(file.path + " is after step " +
                       llvm::Twine(run.firstStep) + "; give --steps above it "
                       "(--steps counts all steps, resumed ones included)");
-    llvm::outs() << "resuming from " << c->path << " at step "
+    llvm::outs() << "resuming from " << file.path << " at step "
                  << run.firstStep << "\n";
   }
   for (auto [name, slot] :
@@ -535,9 +558,11 @@ int main(int argc, char **argv) {
     // outside the vocabulary fails before the ranks start.
     std::optional<HostTensor> ids, labels;
     if (run.idsArg)
-      ids = run.initial[*run.idsArg];
+      ids = HostTensor(p.arguments[*run.idsArg].dtype,
+                       p.arguments[*run.idsArg].globalShape);
     if (run.labelsArg)
-      labels = run.initial[*run.labelsArg];
+      labels = HostTensor(p.arguments[*run.labelsArg].dtype,
+                          p.arguments[*run.labelsArg].globalShape);
     if (llvm::Error err = run.tokens->batch(run.firstStep,
                                             ids ? &*ids : nullptr,
                                             labels ? &*labels : nullptr,

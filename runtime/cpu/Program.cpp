@@ -4,6 +4,8 @@
 
 #include "llvm/Support/JSON.h"
 
+#include <cstring>
+
 using namespace tessel;
 using namespace tessel::rt;
 
@@ -157,6 +159,18 @@ void rt::sliceBlock(const HostTensor &global, const TensorInfo &info,
     else
       storeElement(info.dtype, global.isFloat() ? global.f[g] : 0.0,
                    global.isFloat() ? 0 : global.i[g], local + k * width);
+  });
+}
+
+void rt::sliceBlockBytes(const uint8_t *global, const TensorInfo &info,
+                         const MeshShape &mesh, int64_t device,
+                         uint8_t *local) {
+  int64_t width = byteSize(info.dtype);
+  forEachBlockElement(info, mesh, device, [&](int64_t k, int64_t g) {
+    if (g < 0)
+      std::memset(local + k * width, 0, width);
+    else
+      std::memcpy(local + k * width, global + g * width, width);
   });
 }
 

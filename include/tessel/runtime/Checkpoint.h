@@ -24,9 +24,8 @@
 namespace tessel::rt {
 
 struct Checkpoint {
-  int64_t step = 0; ///< steps completed
-  std::string path; ///< the model.safetensors file
-  NamedTensors tensors;
+  int64_t step = 0;       ///< steps completed
+  MappedSafeTensors file; ///< model.safetensors, mapped
 };
 
 /// Writes `tensors` as the checkpoint after `step` steps.

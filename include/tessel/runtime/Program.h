@@ -53,6 +53,10 @@ std::string printProgram(const Program &program);
 /// `info`'s local shape), zero in padding.
 void sliceBlock(const HostTensor &global, const TensorInfo &info,
                 const MeshShape &mesh, int64_t device, uint8_t *local);
+/// The same from the raw bytes of the global tensor (same dtype as `info`),
+/// e.g. a mapped safetensors file: only the block's bytes are read.
+void sliceBlockBytes(const uint8_t *global, const TensorInfo &info,
+                     const MeshShape &mesh, int64_t device, uint8_t *local);
 /// Writes `device`'s block `local` into `global` (skipping padding).
 void placeBlock(const uint8_t *local, const TensorInfo &info,
                 const MeshShape &mesh, int64_t device, HostTensor &global);

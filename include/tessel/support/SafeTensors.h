@@ -14,8 +14,10 @@
 #include "tessel/support/HostTensor.h"
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +33,36 @@ struct NamedTensors {
 };
 
 /// Parses a safetensors image. `path` only names the file in errors.
+/// The validated header of a safetensors image: where each tensor's bytes
+/// are in `data`.
+struct SafeTensorsIndex {
+  struct Entry {
+    std::string name;
+    DType dtype;
+    Shape shape;
+    uint64_t begin, end; ///< byte range in `data`
+  };
+  std::vector<Entry> entries; ///< in file order
+  std::map<std::string, std::string> metadata;
+  llvm::StringRef data;
+  const Entry *find(llvm::StringRef name) const;
+};
+/// Checks the header of `bytes` (every dtype, shape and byte range);
+/// `path` only names the file in errors.
+llvm::Expected<SafeTensorsIndex> indexSafeTensors(llvm::StringRef bytes,
+                                                  llvm::StringRef path);
+
+/// A safetensors file mapped into memory, its header checked.
+struct MappedSafeTensors {
+  std::string path;
+  std::unique_ptr<llvm::MemoryBuffer> buffer;
+  SafeTensorsIndex index;
+  static llvm::Expected<MappedSafeTensors> open(llvm::StringRef path);
+  const uint8_t *bytesOf(const SafeTensorsIndex::Entry &e) const {
+    return reinterpret_cast<const uint8_t *>(index.data.data()) + e.begin;
+  }
+};
+
 llvm::Expected<NamedTensors> parseSafeTensors(llvm::StringRef bytes,
                                               llvm::StringRef path);
 llvm::Expected<NamedTensors> readSafeTensors(llvm::StringRef path);
