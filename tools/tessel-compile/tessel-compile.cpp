@@ -204,8 +204,9 @@ LogicalResult runPipeline(ModuleOp module, StringRef pipeline,
   PassManager pm(module.getContext());
   if (failed(parsePassPipeline(pipeline, pm)))
     return failure();
+  TimingScope nested = scope.nest(pipeline);
   if (timing)
-    pm.enableTiming(scope);
+    pm.enableTiming(nested);
   return pm.run(module);
 }
 
