@@ -189,14 +189,20 @@ void collective(const int64_t *desc, const void *in, void *out, DType type) {
   case TESSEL_RT_REDUCE_SCATTER: {
     int64_t outer, size, inner;
     around(inShape, rank, params[0], outer, size, inner);
-    int64_t piece = size / n, block = piece * inner;
-    // Sum everything, keep this member's piece of each outer row.
-    std::vector<char> total(inCount * width);
-    ctx.comm->allReduce(in, total.data(), inCount, type, kind, group);
-    for (int64_t o = 0; o < outer; ++o)
-      std::memcpy(dst + o * block * width,
-                  total.data() + (o * size + me * piece) * inner * width,
-                  block * width);
+    int64_t piece = size / n, block = piece * inner; // elements per row
+    if (outer == 1) {
+      ctx.comm->reduceScatter(in, out, block, type, kind, group);
+      return;
+    }
+    // Member j's piece of every outer row, made contiguous, then reduced.
+    std::vector<char> packed(inCount * width);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(packed.data() + (j * outer + o) * block * width,
+                    src + (o * size + j * piece) * inner * width,
+                    block * width);
+    ctx.comm->reduceScatter(packed.data(), out, outer * block, type, kind,
+                            group);
     return;
   }
   case TESSEL_RT_ALL_TO_ALL: {

@@ -297,8 +297,9 @@ int runRank(Run &run, Communicator &comm) {
                    args[*run.labelsArg].get());
     }
     if (dev == failRank && k == failStep) {
-      llvm::errs() << "rank " << dev << ": failing at step " << k
-                   << " (--fail-rank, for testing)\n";
+      // One write, so lines of other ranks cannot cut into it.
+      llvm::errs() << ("rank " + std::to_string(dev) + ": failing at step " +
+                       std::to_string(k) + " (--fail-rank, for testing)\n");
       llvm::errs().flush();
       if (failMode == "hang")
         std::this_thread::sleep_for(std::chrono::hours(1));

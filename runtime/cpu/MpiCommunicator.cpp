@@ -76,10 +76,11 @@ private:
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       int64_t start = since;
       if (start && now() - start > timeout.count() * 1000) {
-        llvm::errs() << "rank " << rank << ": a collective waited more than "
-                     << timeout.count()
-                     << " s for the other ranks; another rank failed or is "
-                        "stuck\n";
+        llvm::errs() << ("error: rank " + std::to_string(rank) +
+                         ": a collective waited more than " +
+                         std::to_string(timeout.count()) +
+                         " s for the other ranks; another rank failed or is "
+                         "stuck\n");
         llvm::errs().flush();
         MPI_Abort(MPI_COMM_WORLD, 1);
         std::_Exit(1);
@@ -145,6 +146,39 @@ public:
           "MPI_Allreduce");
   }
 
+  void reduceScatter(const void *in, void *out, int64_t count, DType type,
+                     ReduceOp op, const std::vector<int64_t> &group) override {
+    Watched w(*watchdog);
+    MPI_Comm comm = commOf(group);
+    MPI_Op mpiOp = op == ReduceOp::Sum   ? MPI_SUM
+                   : op == ReduceOp::Max ? MPI_MAX
+                                         : MPI_MIN;
+    int64_t n = group.size();
+    if (type == DType::BF16 || type == DType::F16 || type == DType::I1) {
+      int64_t width = byteSize(type);
+      std::vector<float> wide(count * n), mine(count);
+      for (int64_t k = 0; k < count * n; ++k) {
+        double f;
+        int64_t i;
+        loadElement(type, static_cast<const uint8_t *>(in) + k * width, f, i);
+        wide[k] = isFloat(type) ? float(f) : float(i);
+      }
+      check(MPI_Reduce_scatter_block(wide.data(), mine.data(), int(count),
+                                     MPI_FLOAT, mpiOp, comm),
+            "MPI_Reduce_scatter_block");
+      for (int64_t k = 0; k < count; ++k)
+        storeElement(type, mine[k], int64_t(mine[k]),
+                     static_cast<uint8_t *>(out) + k * width);
+      return;
+    }
+    MPI_Datatype t = type == DType::F32   ? MPI_FLOAT
+                     : type == DType::F64 ? MPI_DOUBLE
+                     : type == DType::I32 ? MPI_INT32_T
+                                          : MPI_INT64_T;
+    check(MPI_Reduce_scatter_block(in, out, int(count), t, mpiOp, comm),
+          "MPI_Reduce_scatter_block");
+  }
+
   void allGather(const void *in, void *out, int64_t bytes,
                  const std::vector<int64_t> &group) override {
     Watched w(*watchdog);
@@ -202,7 +236,9 @@ public:
   }
 
   [[noreturn]] void fail(const std::string &message) override {
-    llvm::errs() << "error: rank " << me << ": " << message << "\n";
+    // One write, so lines of other ranks cannot cut into it.
+    llvm::errs() << ("error: rank " + std::to_string(me) + ": " + message +
+                     "\n");
     llvm::errs().flush();
     MPI_Abort(MPI_COMM_WORLD, 1);
     std::_Exit(1);

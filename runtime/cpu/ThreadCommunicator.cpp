@@ -13,7 +13,9 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <condition_variable>
+#include <functional>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -28,8 +30,13 @@ namespace {
 
 struct Slot {
   std::vector<const void *> inputs;
-  int64_t deposited = 0, finished = 0;
+  std::vector<void *> outputs;
+  int64_t deposited = 0;
+  std::vector<int64_t> done; // members past each phase
 };
+
+using Phase = std::function<void(const std::vector<const void *> &,
+                                 const std::vector<void *> &)>;
 
 struct World {
   explicit World(int64_t size, std::chrono::seconds timeout)
@@ -51,11 +58,52 @@ public:
 
   void allReduce(const void *in, void *out, int64_t count, DType type,
                  ReduceOp op, const std::vector<int64_t> &group) override {
-    int64_t width = byteSize(type);
-    meet(in, group, [&](const std::vector<const void *> &all) {
-      std::memcpy(out, all[0], count * width);
-      for (size_t j = 1; j < all.size(); ++j)
-        reduceInto(out, all[j], count, type, op);
+    // Reduce-scatter then all-gather in shared memory: member j reduces
+    // chunk j (in group order, so every member gets the same bits) into its
+    // own output, then copies the other chunks from the others' outputs.
+    int64_t width = byteSize(type), n = group.size(), index = indexIn(group);
+    auto chunk = [&](int64_t j) {
+      int64_t per = (count + n - 1) / n;
+      int64_t lo = std::min(count, j * per);
+      return std::make_pair(lo, std::min(count, lo + per));
+    };
+    meetPhases(in, out, group,
+               {[&](const std::vector<const void *> &ins,
+                    const std::vector<void *> &) {
+                  auto [lo, hi] = chunk(index);
+                  char *dst = static_cast<char *>(out) + lo * width;
+                  std::memcpy(dst, static_cast<const char *>(ins[0]) +
+                                       lo * width,
+                              (hi - lo) * width);
+                  for (size_t j = 1; j < ins.size(); ++j)
+                    reduceInto(dst,
+                               static_cast<const char *>(ins[j]) + lo * width,
+                               hi - lo, type, op);
+                },
+                [&](const std::vector<const void *> &,
+                    const std::vector<void *> &outs) {
+                  for (int64_t j = 0; j < n; ++j) {
+                    if (j == index)
+                      continue;
+                    auto [lo, hi] = chunk(j);
+                    std::memcpy(static_cast<char *>(out) + lo * width,
+                                static_cast<const char *>(outs[j]) +
+                                    lo * width,
+                                (hi - lo) * width);
+                  }
+                }});
+  }
+
+  void reduceScatter(const void *in, void *out, int64_t count, DType type,
+                     ReduceOp op, const std::vector<int64_t> &group) override {
+    int64_t width = byteSize(type), index = indexIn(group);
+    meet(in, group, [&](const std::vector<const void *> &ins) {
+      std::memcpy(out, static_cast<const char *>(ins[0]) + index * count * width,
+                  count * width);
+      for (size_t j = 1; j < ins.size(); ++j)
+        reduceInto(out,
+                   static_cast<const char *>(ins[j]) + index * count * width,
+                   count, type, op);
     });
   }
 
@@ -112,7 +160,9 @@ public:
       std::lock_guard<std::mutex> lock(world.mutex);
       world.failed = true;
     }
-    llvm::errs() << "error: rank " << me << ": " << message << "\n";
+    // One write, so lines of other ranks cannot cut into it.
+    llvm::errs() << ("error: rank " + std::to_string(me) + ": " + message +
+                     "\n");
     llvm::errs().flush();
     // Every rank is a thread of this process: end them all, non-zero.
     std::_Exit(1);
@@ -128,23 +178,39 @@ private:
 
   template <typename Fn>
   void meet(const void *in, const std::vector<int64_t> &group, Fn read) {
+    meetPhases(in, nullptr, group,
+               {[&](const std::vector<const void *> &ins,
+                    const std::vector<void *> &) { read(ins); }});
+  }
+
+  /// Deposits `in` and `out`, waits for the group, then runs each phase
+  /// with every member's pointers, all members finishing a phase before
+  /// any starts the next; returns when all have finished reading.
+  void meetPhases(const void *in, void *out,
+                  const std::vector<int64_t> &group,
+                  const std::vector<Phase> &phases) {
     int64_t index = indexIn(group);
     if (index < 0)
       fail("internal error: a collective's group does not contain this rank");
+    int64_t n = group.size();
     std::unique_lock<std::mutex> lock(world.mutex);
     auto key = std::make_pair(world.sequence[me]++, group.front());
     Slot &slot = world.slots[key];
-    if (slot.inputs.empty())
-      slot.inputs.resize(group.size());
+    if (slot.inputs.empty()) {
+      slot.inputs.resize(n);
+      slot.outputs.resize(n);
+      slot.done.assign(phases.size(), 0);
+    }
     slot.inputs[index] = in;
+    slot.outputs[index] = out;
     ++slot.deposited;
     world.changed.notify_all();
     auto deadline = std::chrono::steady_clock::now() + world.timeout;
-    auto wait = [&](auto done, const char *what) {
-      while (!done()) {
+    auto wait = [&](auto ready, const char *what) {
+      while (!ready()) {
         if (world.changed.wait_until(lock, deadline) ==
                 std::cv_status::timeout &&
-            !done()) {
+            !ready()) {
           lock.unlock();
           fail(std::string("a collective waited more than ") +
                std::to_string(world.timeout.count()) + " s for " + what +
@@ -152,17 +218,18 @@ private:
         }
       }
     };
-    int64_t n = group.size();
     wait([&] { return slot.deposited == n; }, "the other members");
     std::vector<const void *> inputs = slot.inputs;
-    lock.unlock();
-    read(inputs);
-    lock.lock();
-    ++slot.finished;
-    world.changed.notify_all();
-    wait([&] { return slot.finished == n; }, "the other members to finish");
-    // The last one out (all have passed the wait above) cannot be told
-    // apart cheaply, so the slot is erased when its sequence is stale.
+    std::vector<void *> outputs = slot.outputs;
+    for (size_t p = 0; p < phases.size(); ++p) {
+      lock.unlock();
+      phases[p](inputs, outputs);
+      lock.lock();
+      ++slot.done[p];
+      world.changed.notify_all();
+      wait([&] { return slot.done[p] == n; }, "the other members to finish");
+    }
+    // The last member past the last wait erases the slot.
     if (++slot.deposited == 2 * n)
       world.slots.erase(key);
   }

@@ -39,6 +39,11 @@ public:
   /// out = element-wise reduction (in group order) of every member's `in`.
   virtual void allReduce(const void *in, void *out, int64_t count, DType type,
                          ReduceOp op, const std::vector<int64_t> &group) = 0;
+  /// `in` holds one block of `count` elements per member; out = the
+  /// element-wise reduction of every member's block at this member's index.
+  virtual void reduceScatter(const void *in, void *out, int64_t count,
+                             DType type, ReduceOp op,
+                             const std::vector<int64_t> &group) = 0;
   /// out = concatenation of every member's `bytes` of `in`, in group order.
   virtual void allGather(const void *in, void *out, int64_t bytes,
                          const std::vector<int64_t> &group) = 0;
