@@ -33,7 +33,7 @@ struct TesselLowerToLinalgPass
     ModuleOp module = getOperation();
     // Ops the CPU backend cannot lower yet get a message that says so.
     WalkResult unsupported = module.walk([](Operation *op) {
-      if (isa<TopKOp, DropoutMaskOp, SendOp, RecvOp>(op)) {
+      if (isa<SendOp, RecvOp>(op)) {
         op->emitOpError()
             << "has no CPU lowering yet; run this program in tessel-interp, "
                "or express it without "

@@ -468,6 +468,178 @@ struct CumsumLowering : OpRewritePattern<CumsumOp> {
   }
 };
 
+/// top_k over the last dimension as k reductions: the j-th pick is the best
+/// element ranked strictly below pick j-1, in the order "larger value first,
+/// NaN largest, lower index first among equals" (the interpreter's).
+struct TopKLowering : OpRewritePattern<TopKOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TopKOp op, PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto inType = cast<RankedTensorType>(op.getInput().getType());
+    auto valType = cast<RankedTensorType>(op.getValues().getType());
+    auto idxType = cast<RankedTensorType>(op.getIndices().getType());
+    int64_t rank = inType.getRank(), last = rank - 1, k = op.getK();
+    Type elem = inType.getElementType(), acc = computeType(elem);
+    Type i64 = rw.getI64Type();
+    MLIRContext *ctx = getContext();
+    AffineMap id = rw.getMultiDimIdentityMap(rank);
+    AffineMap row = dropDimsMap(ctx, rank, {last});
+    SmallVector<int64_t> rowShape(inType.getShape().drop_back());
+    auto rowVal = RankedTensorType::get(rowShape, acc);
+    auto rowIdx = RankedTensorType::get(rowShape, i64);
+    bool isFloat = isa<FloatType>(acc);
+    // Whether (a, ia) ranks above (b, ib).
+    auto better = [&](OpBuilder &b, Location l, Value a, Value ia, Value bv,
+                      Value ib) -> Value {
+      Value lowerIndex =
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, ia, ib);
+      if (!isFloat) {
+        Value gt = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, a, bv);
+        Value eq = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a, bv);
+        return arith::OrIOp::create(
+            b, l, gt, arith::AndIOp::create(b, l, eq, lowerIndex));
+      }
+      Value aNan = arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, a, a);
+      Value bNan =
+          arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, bv, bv);
+      Value gt = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, a, bv);
+      Value eq = arith::OrIOp::create(
+          b, l, arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, a, bv),
+          arith::AndIOp::create(b, l, aNan, bNan));
+      Value notBNan = arith::XOrIOp::create(
+          b, l, bNan,
+          arith::ConstantOp::create(b, l, b.getIntegerAttr(b.getI1Type(), 1)));
+      Value nanWins = arith::AndIOp::create(b, l, aNan, notBNan);
+      return arith::OrIOp::create(
+          b, l, arith::OrIOp::create(b, l, nanWins, gt),
+          arith::AndIOp::create(b, l, eq, lowerIndex));
+    };
+    Value values = emptyTensor(rw, loc, valType);
+    Value indices = emptyTensor(rw, loc, idxType);
+    Value prevVal, prevIdx;
+    SmallVector<utils::IteratorType> it(rank, utils::IteratorType::parallel);
+    it[last] = utils::IteratorType::reduction;
+    for (int64_t j = 0; j < k; ++j) {
+      Value initVal = filledTensor(rw, loc, rowVal, 0.0);
+      Value initIdx = filledTensor(rw, loc, rowIdx, -1.0);
+      SmallVector<Value> ins = {op.getInput()};
+      SmallVector<AffineMap> maps = {id};
+      if (j > 0) {
+        ins.append({prevVal, prevIdx});
+        maps.append({row, row});
+      }
+      maps.append({row, row});
+      auto pick = linalg::GenericOp::create(
+          rw, loc, TypeRange{rowVal, rowIdx}, ins, ValueRange{initVal, initIdx},
+          maps, it, [&](OpBuilder &b, Location l, ValueRange a) {
+            Value x = castScalar(b, l, a[0], acc);
+            Value c = arith::IndexCastOp::create(
+                b, l, i64, linalg::IndexOp::create(b, l, last));
+            Value bv = a[a.size() - 2], bi = a[a.size() - 1];
+            Value none = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::slt, bi,
+                arith::ConstantOp::create(b, l, b.getI64IntegerAttr(0)));
+            Value take = arith::OrIOp::create(b, l, none,
+                                              better(b, l, x, c, bv, bi));
+            if (j > 0) // only below the previous pick
+              take = arith::AndIOp::create(b, l, take,
+                                           better(b, l, a[1], a[2], x, c));
+            linalg::YieldOp::create(
+                b, l,
+                ValueRange{arith::SelectOp::create(b, l, take, x, bv),
+                           arith::SelectOp::create(b, l, take, c, bi)});
+          });
+      prevVal = pick.getResult(0);
+      prevIdx = pick.getResult(1);
+      // Column j of the results.
+      SmallVector<int64_t> colShape(rowShape);
+      colShape.push_back(1);
+      SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+      offsets[last] = j;
+      Value v = elementwise(rw, loc, RankedTensorType::get(rowShape, elem),
+                            {prevVal},
+                            [&](OpBuilder &b, Location l, ValueRange a) {
+                              return castScalar(b, l, a[0], elem);
+                            });
+      Value i = elementwise(
+          rw, loc, RankedTensorType::get(rowShape, idxType.getElementType()),
+          {prevIdx}, [&](OpBuilder &b, Location l, ValueRange a) {
+            return castScalar(b, l, a[0], idxType.getElementType());
+          });
+      values = tensor::InsertSliceOp::create(
+          rw, loc, reshapeTensor(rw, loc, v, colShape), values, ValueRange{},
+          ValueRange{}, ValueRange{}, offsets, colShape, strides);
+      indices = tensor::InsertSliceOp::create(
+          rw, loc, reshapeTensor(rw, loc, i, colShape), indices, ValueRange{},
+          ValueRange{}, ValueRange{}, offsets, colShape, strides);
+    }
+    rw.replaceOp(op, {values, indices});
+    return success();
+  }
+};
+
+/// The interpreter's dropoutKeep: bits 40..63 of splitmix64((seed << 32) +
+/// k), k the element's row-major index (the op is computed whole, so that is
+/// the global index), kept when bits / 2^24 >= rate; kept elements are
+/// 1 / (1 - rate).
+struct DropoutMaskLowering : OpRewritePattern<DropoutMaskOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DropoutMaskOp op,
+                                PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = resultTensor(op);
+    double rate = op.getRate().convertToDouble();
+    // keep <=> bits >= threshold, exactly (2^24 * rate is exact in double).
+    int64_t threshold = int64_t(std::ceil(rate * double(1 << 24)));
+    Value seed = tensor::ExtractOp::create(rw, loc, op.getSeed(), ValueRange{});
+    Type i64 = rw.getI64Type(), elem = type.getElementType();
+    int64_t rank = type.getRank();
+    rw.replaceOp(op, parallelGeneric(
+                         rw, loc, type, {}, {},
+                         [&](OpBuilder &b, Location l, ValueRange) -> Value {
+                           auto c = [&](uint64_t v) -> Value {
+                             return arith::ConstantOp::create(
+                                 b, l, b.getIntegerAttr(i64, int64_t(v)));
+                           };
+                           Value k = c(0);
+                           for (int64_t d = 0; d < rank; ++d) {
+                             Value i = arith::IndexCastOp::create(
+                                 b, l, i64, linalg::IndexOp::create(b, l, d));
+                             k = arith::AddIOp::create(
+                                 b, l,
+                                 arith::MulIOp::create(
+                                     b, l, k, c(type.getDimSize(d))),
+                                 i);
+                           }
+                           Value s = castScalar(b, l, seed, i64);
+                           Value x = arith::AddIOp::create(
+                               b, l, arith::ShLIOp::create(b, l, s, c(32)), k);
+                           auto mix = [&](Value v, uint64_t shift,
+                                          uint64_t mul) -> Value {
+                             Value t = arith::XOrIOp::create(
+                                 b, l, v,
+                                 arith::ShRUIOp::create(b, l, v, c(shift)));
+                             return arith::MulIOp::create(b, l, t, c(mul));
+                           };
+                           x = arith::AddIOp::create(b, l, x,
+                                                     c(0x9E3779B97F4A7C15ull));
+                           x = mix(x, 30, 0xBF58476D1CE4E5B9ull);
+                           x = mix(x, 27, 0x94D049BB133111EBull);
+                           x = arith::XOrIOp::create(
+                               b, l, x, arith::ShRUIOp::create(b, l, x, c(31)));
+                           Value bits = arith::ShRUIOp::create(b, l, x, c(40));
+                           Value keep = arith::CmpIOp::create(
+                               b, l, arith::CmpIPredicate::uge, bits,
+                               c(threshold));
+                           return arith::SelectOp::create(
+                               b, l, keep,
+                               scalarConst(b, l, elem, 1.0 / (1.0 - rate)),
+                               scalarConst(b, l, elem, 0.0));
+                         }));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tessel::populateTesselNNToLinalgPatterns(
@@ -475,5 +647,6 @@ void mlir::tessel::populateTesselNNToLinalgPatterns(
   patterns.add<SoftmaxLowering, NormLowering<LayerNormOp, true>,
                NormLowering<RmsNormOp, false>, CrossEntropyLowering,
                GatherLowering, ScatterAddLowering, OneHotLowering,
-               CumsumLowering>(patterns.getContext());
+               CumsumLowering, DropoutMaskLowering, TopKLowering>(
+      patterns.getContext());
 }

@@ -95,8 +95,8 @@ func.func @wrappers(%x: tensor<2x3x8xf32>, %g: tensor<2x3x5xf32>, %y: tensor<4x3
 tessel.mesh @mesh ["dp"=2]
 
 // Tests that an op without a CPU lowering is an error at its location.
-func.func @top_k(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
-  // expected-error@+1 {{'tessel.top_k' op has no CPU lowering yet}}
-  %v, %i = tessel.top_k %x, k = 2 : (tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x2xi32>)
-  return %v : tensor<4x2xf32>
+func.func @send(%x: tensor<4x8xf32>) {
+  // expected-error@+1 {{'tessel.send' op has no CPU lowering yet}}
+  tessel.send %x on @mesh ["dp"], target = 1, channel = 0 : tensor<4x8xf32>
+  return
 }
