@@ -152,6 +152,32 @@ Value lowering::reduceDims(
   return op.getResult(0);
 }
 
+Value lowering::copyThroughMap(OpBuilder &b, Location loc,
+                               RankedTensorType type, Value input,
+                               AffineMap map) {
+  return parallelGeneric(b, loc, type, {input}, {map},
+                         [](OpBuilder &, Location, ValueRange a) {
+                           return a[0];
+                         });
+}
+
+Value lowering::permuteTensor(OpBuilder &b, Location loc, Value v,
+                              ArrayRef<int64_t> perm) {
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return v;
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  // result[i] = input[perm[i]]: input dimension perm[i] is loop i.
+  SmallVector<AffineExpr> exprs(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    exprs[p] = b.getAffineDimExpr(i);
+  return copyThroughMap(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), v,
+      AffineMap::get(perm.size(), 0, exprs, b.getContext()));
+}
+
 Value lowering::reshapeTensor(OpBuilder &b, Location loc, Value value,
                               ArrayRef<int64_t> shape) {
   auto type = cast<RankedTensorType>(value.getType());

@@ -58,6 +58,15 @@ Value reduceDims(OpBuilder &b, Location loc, Value input,
                  function_ref<Value(OpBuilder &, Location, Value)> prepare =
                      nullptr);
 
+/// A copy of `input` into a new tensor of `type`, reading it through `map`
+/// (result loops -> input indices): broadcasts and transposes.
+Value copyThroughMap(OpBuilder &b, Location loc, RankedTensorType type,
+                     Value input, AffineMap map);
+/// `v` permuted: result dimension i is input dimension perm[i] (no op for the
+/// identity).
+Value permuteTensor(OpBuilder &b, Location loc, Value v,
+                    ArrayRef<int64_t> perm);
+
 /// Reshapes `value` to `shape` (same element count) by collapsing and
 /// expanding, which bufferization turns into views of the same buffer.
 Value reshapeTensor(OpBuilder &b, Location loc, Value value,

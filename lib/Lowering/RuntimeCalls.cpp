@@ -142,23 +142,6 @@ Value callRuntime(PatternRewriter &rw, Operation *anchor, StringRef name,
   return func::CallOp::create(rw, loc, wrapper, inputs).getResult(0);
 }
 
-/// `v` permuted: result dimension i is input dimension perm[i].
-Value permute(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
-  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
-    return v;
-  auto type = cast<RankedTensorType>(v.getType());
-  SmallVector<int64_t> shape;
-  for (int64_t p : perm)
-    shape.push_back(type.getDimSize(p));
-  SmallVector<AffineExpr> exprs(perm.size());
-  for (auto [i, p] : llvm::enumerate(perm))
-    exprs[p] = b.getAffineDimExpr(i);
-  AffineMap map = AffineMap::get(perm.size(), 0, exprs, b.getContext());
-  return parallelGeneric(
-      b, loc, RankedTensorType::get(shape, type.getElementType()), {v}, {map},
-      [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-}
-
 Value convertTensor(OpBuilder &b, Location loc, Value v, Type elem) {
   auto type = cast<RankedTensorType>(v.getType());
   if (type.getElementType() == elem)
@@ -225,8 +208,8 @@ struct DotGeneralLowering : OpRewritePattern<DotGeneralOp> {
     SmallVector<int64_t> rhsN = cat(rb, rc, rf), rhsT = cat(rb, rf, rc);
     bool transA = !isIdentity(lhsN) && isIdentity(lhsT);
     bool transB = !isIdentity(rhsN) && isIdentity(rhsT);
-    Value lhs = permute(rw, loc, op.getLhs(), transA ? lhsT : lhsN);
-    Value rhs = permute(rw, loc, op.getRhs(), transB ? rhsT : rhsN);
+    Value lhs = permuteTensor(rw, loc, op.getLhs(), transA ? lhsT : lhsN);
+    Value rhs = permuteTensor(rw, loc, op.getRhs(), transB ? rhsT : rhsN);
     lhs = convertTensor(rw, loc, lhs, blasElem);
     rhs = convertTensor(rw, loc, rhs, blasElem);
     lhs = reshapeTensor(rw, loc, lhs,

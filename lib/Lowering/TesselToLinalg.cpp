@@ -294,10 +294,8 @@ struct BroadcastLowering : OpRewritePattern<BroadcastInDimOp> {
                           ? rw.getAffineConstantExpr(0)
                           : rw.getAffineDimExpr(to));
     AffineMap map = AffineMap::get(type.getRank(), 0, exprs, getContext());
-    rw.replaceOp(op, parallelGeneric(rw, op.getLoc(), type, {op.getInput()},
-                                     {map},
-                                     [](OpBuilder &, Location,
-                                        ValueRange args) { return args[0]; }));
+    rw.replaceOp(op,
+                 copyThroughMap(rw, op.getLoc(), type, op.getInput(), map));
     return success();
   }
 };
@@ -306,17 +304,8 @@ struct TransposeLowering : OpRewritePattern<TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TransposeOp op,
                                 PatternRewriter &rw) const override {
-    RankedTensorType type = resultTensor(op);
-    ArrayRef<int64_t> perm = op.getPermutation();
-    // result[i] = input[perm[i]]: input dimension perm[i] is loop i.
-    SmallVector<AffineExpr> exprs(perm.size());
-    for (auto [i, p] : llvm::enumerate(perm))
-      exprs[p] = rw.getAffineDimExpr(i);
-    AffineMap map = AffineMap::get(type.getRank(), 0, exprs, getContext());
-    rw.replaceOp(op, parallelGeneric(rw, op.getLoc(), type, {op.getInput()},
-                                     {map},
-                                     [](OpBuilder &, Location,
-                                        ValueRange args) { return args[0]; }));
+    rw.replaceOp(op, permuteTensor(rw, op.getLoc(), op.getInput(),
+                                   op.getPermutation()));
     return success();
   }
 };

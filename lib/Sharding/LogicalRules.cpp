@@ -265,3 +265,32 @@ LogicalResult mlir::tessel::applyLogicalRules(ModuleOp module, MeshOp mesh,
   });
   return failure(result.wasInterrupted());
 }
+
+llvm::Expected<MeshOp> mlir::tessel::addMeshFromSpec(ModuleOp module,
+                                                     StringRef spec) {
+  SmallVector<StringRef> parts;
+  spec.split(parts, ',', -1, /*KeepEmpty=*/false);
+  SmallVector<Attribute> names;
+  SmallVector<int64_t> sizes;
+  OpBuilder b(module.getContext());
+  for (StringRef part : parts) {
+    auto [name, size] = part.trim().split('=');
+    int64_t n;
+    if (name.empty() || size.trim().getAsInteger(10, n) || n < 1)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "--mesh expects NAME=SIZE pairs like \"dp=2,tp=4\", got '" +
+              part.str() + "'");
+    names.push_back(b.getStringAttr(name.trim()));
+    sizes.push_back(n);
+  }
+  b.setInsertionPointToStart(module.getBody());
+  auto mesh = MeshOp::create(b, module.getLoc(), "mesh", b.getArrayAttr(names),
+                             b.getDenseI64ArrayAttr(sizes), nullptr);
+  if (failed(mesh.verify())) {
+    mesh.erase();
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "invalid --mesh '" + spec.str() + "'");
+  }
+  return mesh;
+}

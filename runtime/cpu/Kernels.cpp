@@ -70,21 +70,30 @@ RankContext &rt::currentRank() {
 
 void rt::setCurrentRank(RankContext *context) { current = context; }
 
+namespace {
+/// C[b] = op(A[b]) op(B[b]) through cblas_sgemm or cblas_dgemm.
+template <typename T, typename Gemm>
+void gemm(Gemm blas, const char *suffix, const T *A, const T *B, T *C,
+          int64_t batch, int64_t m, int64_t n, int64_t k, int64_t transA,
+          int64_t transB) {
+  Timer t(currentRank().gemmSeconds, "compute",
+          [&] { return gemmName(batch, m, n, k) + suffix; });
+  currentRank().gemmFlops += 2.0 * batch * m * n * k;
+  for (int64_t i = 0; i < batch; ++i)
+    blas(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+         transB ? CblasTrans : CblasNoTrans, m, n, k, T(1), A + i * m * k,
+         transA ? m : k, B + i * k * n, transB ? k : n, T(0), C + i * m * n,
+         n);
+}
+} // namespace
+
 extern "C" void tessel_rt_gemm_f32(TESSEL_RT_MEMREF(float, a),
                                    TESSEL_RT_MEMREF(float, b),
                                    TESSEL_RT_MEMREF(float, c), int64_t batch,
                                    int64_t m, int64_t n, int64_t k,
                                    int64_t transA, int64_t transB) {
-  Timer t(currentRank().gemmSeconds, "compute",
-          [&] { return gemmName(batch, m, n, k); });
-  currentRank().gemmFlops += 2.0 * batch * m * n * k;
-  const float *A = a + a_offset, *B = b + b_offset;
-  float *C = c + c_offset;
-  for (int64_t i = 0; i < batch; ++i)
-    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-                transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f,
-                A + i * m * k, transA ? m : k, B + i * k * n, transB ? k : n,
-                0.0f, C + i * m * n, n);
+  gemm<float>(cblas_sgemm, "", a + a_offset, b + b_offset, c + c_offset, batch,
+              m, n, k, transA, transB);
 }
 
 extern "C" void tessel_rt_gemm_f64(TESSEL_RT_MEMREF(double, a),
@@ -92,16 +101,8 @@ extern "C" void tessel_rt_gemm_f64(TESSEL_RT_MEMREF(double, a),
                                    TESSEL_RT_MEMREF(double, c), int64_t batch,
                                    int64_t m, int64_t n, int64_t k,
                                    int64_t transA, int64_t transB) {
-  Timer t(currentRank().gemmSeconds, "compute",
-          [&] { return gemmName(batch, m, n, k) + " f64"; });
-  currentRank().gemmFlops += 2.0 * batch * m * n * k;
-  const double *A = a + a_offset, *B = b + b_offset;
-  double *C = c + c_offset;
-  for (int64_t i = 0; i < batch; ++i)
-    cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-                transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0,
-                A + i * m * k, transA ? m : k, B + i * k * n, transB ? k : n,
-                0.0, C + i * m * n, n);
+  gemm<double>(cblas_dgemm, " f64", a + a_offset, b + b_offset, c + c_offset,
+               batch, m, n, k, transA, transB);
 }
 
 /// The mesh axes named by an axes code (runtime/Abi.h).

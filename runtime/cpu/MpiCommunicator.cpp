@@ -94,6 +94,44 @@ private:
   std::thread thread;
 };
 
+MPI_Op mpiOpOf(ReduceOp op) {
+  return op == ReduceOp::Sum ? MPI_SUM : op == ReduceOp::Max ? MPI_MAX : MPI_MIN;
+}
+
+/// The MPI type of `type`, or MPI_FLOAT for the types reduced through f32
+/// (16-bit floats and i1, which MPI lacks).
+MPI_Datatype mpiTypeOf(DType type) {
+  switch (type) {
+  case DType::F64: return MPI_DOUBLE;
+  case DType::I32: return MPI_INT32_T;
+  case DType::I64: return MPI_INT64_T;
+  default: return MPI_FLOAT;
+  }
+}
+
+bool reducedThroughF32(DType type) {
+  return type == DType::BF16 || type == DType::F16 || type == DType::I1;
+}
+
+std::vector<float> widen(const void *in, int64_t count, DType type) {
+  std::vector<float> wide(count);
+  int64_t width = byteSize(type);
+  for (int64_t k = 0; k < count; ++k) {
+    double f;
+    int64_t i;
+    loadElement(type, static_cast<const uint8_t *>(in) + k * width, f, i);
+    wide[k] = isFloat(type) ? float(f) : float(i);
+  }
+  return wide;
+}
+
+void narrow(const std::vector<float> &wide, void *out, DType type) {
+  int64_t width = byteSize(type);
+  for (size_t k = 0; k < wide.size(); ++k)
+    storeElement(type, wide[k], int64_t(wide[k]),
+                 static_cast<uint8_t *>(out) + k * width);
+}
+
 class MpiCommunicator final : public Communicator {
 public:
   explicit MpiCommunicator(std::chrono::seconds timeout) {
@@ -117,32 +155,15 @@ public:
                  ReduceOp op, const std::vector<int64_t> &group) override {
     Watched w(*watchdog);
     MPI_Comm comm = commOf(group);
-    MPI_Op mpiOp = op == ReduceOp::Sum   ? MPI_SUM
-                   : op == ReduceOp::Max ? MPI_MAX
-                                         : MPI_MIN;
-    if (type == DType::BF16 || type == DType::F16 || type == DType::I1) {
-      // Through f32 (or i32 for i1), rounded once at the end.
-      std::vector<float> wide(count);
-      int64_t width = byteSize(type);
-      for (int64_t k = 0; k < count; ++k) {
-        double f;
-        int64_t i;
-        loadElement(type, static_cast<const uint8_t *>(in) + k * width, f, i);
-        wide[k] = isFloat(type) ? float(f) : float(i);
-      }
+    if (reducedThroughF32(type)) {
+      std::vector<float> wide = widen(in, count, type);
       check(MPI_Allreduce(MPI_IN_PLACE, wide.data(), int(count), MPI_FLOAT,
-                          mpiOp, comm),
+                          mpiOpOf(op), comm),
             "MPI_Allreduce");
-      for (int64_t k = 0; k < count; ++k)
-        storeElement(type, wide[k], int64_t(wide[k]),
-                     static_cast<uint8_t *>(out) + k * width);
-      return;
+      return narrow(wide, out, type);
     }
-    MPI_Datatype t = type == DType::F32   ? MPI_FLOAT
-                     : type == DType::F64 ? MPI_DOUBLE
-                     : type == DType::I32 ? MPI_INT32_T
-                                          : MPI_INT64_T;
-    check(MPI_Allreduce(in, out, int(count), t, mpiOp, comm),
+    check(MPI_Allreduce(in, out, int(count), mpiTypeOf(type), mpiOpOf(op),
+                        comm),
           "MPI_Allreduce");
   }
 
@@ -150,32 +171,16 @@ public:
                      ReduceOp op, const std::vector<int64_t> &group) override {
     Watched w(*watchdog);
     MPI_Comm comm = commOf(group);
-    MPI_Op mpiOp = op == ReduceOp::Sum   ? MPI_SUM
-                   : op == ReduceOp::Max ? MPI_MAX
-                                         : MPI_MIN;
-    int64_t n = group.size();
-    if (type == DType::BF16 || type == DType::F16 || type == DType::I1) {
-      int64_t width = byteSize(type);
-      std::vector<float> wide(count * n), mine(count);
-      for (int64_t k = 0; k < count * n; ++k) {
-        double f;
-        int64_t i;
-        loadElement(type, static_cast<const uint8_t *>(in) + k * width, f, i);
-        wide[k] = isFloat(type) ? float(f) : float(i);
-      }
+    if (reducedThroughF32(type)) {
+      std::vector<float> wide = widen(in, count * group.size(), type),
+                         mine(count);
       check(MPI_Reduce_scatter_block(wide.data(), mine.data(), int(count),
-                                     MPI_FLOAT, mpiOp, comm),
+                                     MPI_FLOAT, mpiOpOf(op), comm),
             "MPI_Reduce_scatter_block");
-      for (int64_t k = 0; k < count; ++k)
-        storeElement(type, mine[k], int64_t(mine[k]),
-                     static_cast<uint8_t *>(out) + k * width);
-      return;
+      return narrow(mine, out, type);
     }
-    MPI_Datatype t = type == DType::F32   ? MPI_FLOAT
-                     : type == DType::F64 ? MPI_DOUBLE
-                     : type == DType::I32 ? MPI_INT32_T
-                                          : MPI_INT64_T;
-    check(MPI_Reduce_scatter_block(in, out, int(count), t, mpiOp, comm),
+    check(MPI_Reduce_scatter_block(in, out, int(count), mpiTypeOf(type),
+                                   mpiOpOf(op), comm),
           "MPI_Reduce_scatter_block");
   }
 

@@ -90,30 +90,6 @@ int failWith(const llvm::Twine &message) {
   return 1;
 }
 
-FailureOr<MeshOp> addMesh(ModuleOp module, StringRef spec) {
-  SmallVector<StringRef> parts;
-  spec.split(parts, ',', -1, /*KeepEmpty=*/false);
-  SmallVector<Attribute> names;
-  SmallVector<int64_t> sizes;
-  OpBuilder b(module.getContext());
-  for (StringRef part : parts) {
-    auto [name, size] = part.trim().split('=');
-    int64_t n;
-    if (name.empty() || size.trim().getAsInteger(10, n) || n < 1) {
-      failWith("--mesh expects NAME=SIZE pairs like \"dp=2,tp=4\", got '" +
-               part + "'");
-      return failure();
-    }
-    names.push_back(b.getStringAttr(name.trim()));
-    sizes.push_back(n);
-  }
-  b.setInsertionPointToStart(module.getBody());
-  auto mesh = MeshOp::create(b, module.getLoc(), "mesh", b.getArrayAttr(names),
-                             b.getDenseI64ArrayAttr(sizes), nullptr);
-  if (failed(mesh.verify()))
-    return failure();
-  return mesh;
-}
 
 /// The tessel.sharding axes of each dimension (empty: replicated).
 std::vector<std::vector<std::string>> dimsOf(DictionaryAttr attrs,
@@ -271,9 +247,9 @@ int main(int argc, char **argv) {
       return failWith(inputFile + " already declares mesh @" +
                       meshes.front().getSymName() +
                       "; drop --mesh or the model's mesh");
-    FailureOr<MeshOp> mesh = addMesh(*module, meshSpec);
-    if (failed(mesh))
-      return 1;
+    llvm::Expected<MeshOp> mesh = addMeshFromSpec(*module, meshSpec);
+    if (!mesh)
+      return failWith(llvm::toString(mesh.takeError()));
     meshes.push_back(*mesh);
   }
   if (!strategy.empty() || !rulesFile.empty()) {

@@ -84,34 +84,6 @@ static int failWith(const Twine &message) {
   return 1;
 }
 
-/// "dp=2,tp=4" -> a tessel.mesh @mesh.
-static FailureOr<MeshOp> addMesh(ModuleOp module, StringRef spec) {
-  SmallVector<StringRef> parts;
-  spec.split(parts, ',', -1, /*KeepEmpty=*/false);
-  SmallVector<Attribute> names;
-  SmallVector<int64_t> sizes;
-  OpBuilder b(module.getContext());
-  for (StringRef part : parts) {
-    auto [name, size] = part.trim().split('=');
-    int64_t n;
-    if (name.empty() || size.trim().getAsInteger(10, n) || n < 1) {
-      failWith("--mesh expects NAME=SIZE pairs like \"dp=2,tp=4\", got '" +
-               part + "'");
-      return failure();
-    }
-    names.push_back(b.getStringAttr(name.trim()));
-    sizes.push_back(n);
-  }
-  b.setInsertionPointToStart(module.getBody());
-  auto mesh = MeshOp::create(b, module.getLoc(), "mesh", b.getArrayAttr(names),
-                             b.getDenseI64ArrayAttr(sizes), nullptr);
-  if (failed(mesh.verify())) {
-    mesh.erase();
-    return failure();
-  }
-  return mesh;
-}
-
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::cl::HideUnrelatedOptions(toolCategory);
@@ -165,9 +137,9 @@ int main(int argc, char **argv) {
       return failWith("give --strategy or --rules, not both");
   }
   if (!meshSpec.empty()) {
-    FailureOr<MeshOp> mesh = addMesh(**module, meshSpec);
-    if (failed(mesh))
-      return 1;
+    llvm::Expected<MeshOp> mesh = addMeshFromSpec(**module, meshSpec);
+    if (!mesh)
+      return failWith(llvm::toString(mesh.takeError()));
     if (!strategy.empty() || !rulesFile.empty()) {
       llvm::Expected<LogicalRules> rules = strategy.empty()
                                                ? readLogicalRules(rulesFile)

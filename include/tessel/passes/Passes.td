@@ -242,8 +242,8 @@ def TesselLowerToLinalgPass : Pass<"tessel-lower-to-linalg", "ModuleOp"> {
     and cross-entropy (statistics in f32 for 16-bit floats). dot_general
     becomes a call to `tessel_rt_gemm_*` (OpenBLAS), collectives and
     axis_index calls into libtessel_rt (runtime/Abi.h). Afterwards the
-    meshes and tessel attributes are dropped. Ops without a CPU lowering
-    (top_k, dropout_mask, send, recv) are errors at their location.
+    meshes and tessel attributes are dropped. send and recv have no CPU
+    lowering yet and are errors at their location.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

@@ -58,6 +58,10 @@ StringRef builtinStrategyText(StringRef name);
 /// dimensions open). A mesh axis already used by an earlier dimension of the
 /// same tensor is skipped. Errors (a rule naming an axis the mesh lacks) are
 /// emitted on the module.
+/// Adds `tessel.mesh @mesh` from a spec like "dp=2,tp=4" at the top of
+/// `module`; an error says what is wrong with the spec.
+llvm::Expected<MeshOp> addMeshFromSpec(ModuleOp module, StringRef spec);
+
 LogicalResult applyLogicalRules(ModuleOp module, MeshOp mesh,
                                 const LogicalRules &rules);
 
