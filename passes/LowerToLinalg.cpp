@@ -46,11 +46,10 @@ struct TesselLowerToLinalgPass
       return signalPassFailure();
 
     ConversionTarget target(getContext());
-    target.addLegalDialect<arith::ArithDialect,
-                           bufferization::BufferizationDialect,
-                           func::FuncDialect, linalg::LinalgDialect,
-                           math::MathDialect, memref::MemRefDialect,
-                           scf::SCFDialect, tensor::TensorDialect>();
+    target.addLegalDialect<
+        arith::ArithDialect, bufferization::BufferizationDialect,
+        func::FuncDialect, linalg::LinalgDialect, math::MathDialect,
+        memref::MemRefDialect, scf::SCFDialect, tensor::TensorDialect>();
     target.addIllegalDialect<TesselDialect>();
     target.addLegalOp<MeshOp>();
     RewritePatternSet patterns(&getContext());

@@ -3,22 +3,22 @@
 #include "tessel/lowering/Lowering.h"
 #include "tessel/runtime/Abi.h"
 
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/Pass.h"
-#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -182,9 +182,8 @@ struct ApproximateMathPass
     RewritePatternSet patterns(&getContext());
     auto chosen = [](StringRef name) {
       name.consume_front("math."); // names come with or without the prefix
-      return llvm::is_contained({"exp", "expm1", "log", "log1p", "log2",
-                                 "tanh", "erf"},
-                                name);
+      return llvm::is_contained(
+          {"exp", "expm1", "log", "log1p", "log2", "tanh", "erf"}, name);
     };
     populateMathF32ExpansionPatterns(patterns, chosen);
     populateMathPolynomialApproximationPatterns(patterns, chosen);
@@ -222,7 +221,8 @@ hostTargetMachine(unsigned optLevel) {
   for (const auto &feature : llvm::sys::getHostCPUFeatures())
     features.AddFeature(feature.first(), feature.second);
   llvm::TargetOptions options;
-  llvm::CodeGenOptLevel level = optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+  llvm::CodeGenOptLevel level = optLevel >= 3
+                                    ? llvm::CodeGenOptLevel::Aggressive
                                 : optLevel == 2 ? llvm::CodeGenOptLevel::Default
                                 : optLevel == 1 ? llvm::CodeGenOptLevel::Less
                                                 : llvm::CodeGenOptLevel::None;
@@ -300,8 +300,8 @@ tessel::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
   new llvm::GlobalVariable(*llvmModule, text->getType(), /*isConstant=*/true,
                            llvm::GlobalValue::ExternalLinkage, text,
                            TESSEL_RT_PROGRAM);
-  auto optimize = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
-                                            tm->get());
+  auto optimize =
+      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, tm->get());
   if (llvm::Error err = optimize(llvmModule.get()))
     return std::move(err);
   return std::move(llvmModule);

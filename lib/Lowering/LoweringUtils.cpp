@@ -27,7 +27,8 @@ Value lowering::castScalar(OpBuilder &b, Location loc, Value v, Type to) {
     return fromF.getWidth() < toF.getWidth()
                ? arith::ExtFOp::create(b, loc, to, v).getResult()
                : arith::TruncFOp::create(b, loc, to, v).getResult();
-  unsigned fromW = from.getIntOrFloatBitWidth(), toW = to.getIntOrFloatBitWidth();
+  unsigned fromW = from.getIntOrFloatBitWidth(),
+           toW = to.getIntOrFloatBitWidth();
   if (fromF) {
     if (toW == 1)
       return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v,
@@ -62,7 +63,8 @@ Value lowering::scalarConst(OpBuilder &b, Location loc, Type type,
 }
 
 Value lowering::emptyTensor(OpBuilder &b, Location loc, RankedTensorType type) {
-  return tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  return tensor::EmptyOp::create(b, loc, type.getShape(),
+                                 type.getElementType());
 }
 
 Value lowering::filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
@@ -99,8 +101,8 @@ Value lowering::elementwise(OpBuilder &b, Location loc,
 }
 
 Value lowering::floatElementwise(OpBuilder &b, Location loc,
-                                 RankedTensorType resultType,
-                                 ValueRange inputs, ScalarFn body) {
+                                 RankedTensorType resultType, ValueRange inputs,
+                                 ScalarFn body) {
   Type elem = resultType.getElementType();
   return elementwise(
       b, loc, resultType, inputs,
@@ -155,10 +157,9 @@ Value lowering::reduceDims(
 Value lowering::copyThroughMap(OpBuilder &b, Location loc,
                                RankedTensorType type, Value input,
                                AffineMap map) {
-  return parallelGeneric(b, loc, type, {input}, {map},
-                         [](OpBuilder &, Location, ValueRange a) {
-                           return a[0];
-                         });
+  return parallelGeneric(
+      b, loc, type, {input}, {map},
+      [](OpBuilder &, Location, ValueRange a) { return a[0]; });
 }
 
 Value lowering::permuteTensor(OpBuilder &b, Location loc, Value v,
@@ -173,9 +174,9 @@ Value lowering::permuteTensor(OpBuilder &b, Location loc, Value v,
   SmallVector<AffineExpr> exprs(perm.size());
   for (auto [i, p] : llvm::enumerate(perm))
     exprs[p] = b.getAffineDimExpr(i);
-  return copyThroughMap(
-      b, loc, RankedTensorType::get(shape, type.getElementType()), v,
-      AffineMap::get(perm.size(), 0, exprs, b.getContext()));
+  return copyThroughMap(b, loc,
+                        RankedTensorType::get(shape, type.getElementType()), v,
+                        AffineMap::get(perm.size(), 0, exprs, b.getContext()));
 }
 
 Value lowering::reshapeTensor(OpBuilder &b, Location loc, Value value,

@@ -1,4 +1,5 @@
-//===- LoweringUtils.h - builders shared by the tessel lowerings -*- C++ -*-===//
+//===- LoweringUtils.h - builders shared by the tessel lowerings -*- C++
+//-*-===//
 //
 // Small builders over linalg.generic on tensors. Floats narrower than 32 bits
 // are computed in f32 and rounded once when stored (as the interpreter rounds
@@ -52,11 +53,11 @@ AffineMap dropDimsMap(MLIRContext *ctx, int64_t rank, ArrayRef<int64_t> dims);
 /// `prepare` maps each input scalar (with the loop indices available through
 /// linalg.index) before combining; null means the value itself cast to
 /// `accType`.
-Value reduceDims(OpBuilder &b, Location loc, Value input,
-                 ArrayRef<int64_t> dims, Type accType, double init,
-                 function_ref<Value(OpBuilder &, Location, Value, Value)> combine,
-                 function_ref<Value(OpBuilder &, Location, Value)> prepare =
-                     nullptr);
+Value reduceDims(
+    OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> dims,
+    Type accType, double init,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> combine,
+    function_ref<Value(OpBuilder &, Location, Value)> prepare = nullptr);
 
 /// A copy of `input` into a new tensor of `type`, reading it through `map`
 /// (result loops -> input indices): broadcasts and transposes.

@@ -70,8 +70,8 @@ struct OutputBuffer {
 
 OutputBuffer outputBuffer(OpBuilder &b, Location loc, RankedTensorType type) {
   auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-  Value m = memref::AllocOp::create(b, loc, memrefType,
-                                    b.getI64IntegerAttr(64));
+  Value m =
+      memref::AllocOp::create(b, loc, memrefType, b.getI64IntegerAttr(64));
   return {m, flatten(b, loc, m)};
 }
 
@@ -168,8 +168,8 @@ struct DotGeneralLowering : OpRewritePattern<DotGeneralOp> {
     auto fElem = dyn_cast<FloatType>(elem);
     if (!fElem)
       return rw.notifyMatchFailure(op, "integer matmuls are not lowered");
-    Type blasElem = fElem.getWidth() == 64 ? Type(rw.getF64Type())
-                                           : Type(rw.getF32Type());
+    Type blasElem =
+        fElem.getWidth() == 64 ? Type(rw.getF64Type()) : Type(rw.getF32Type());
     auto freeDims = [](int64_t rank, ArrayRef<int64_t> batch,
                        ArrayRef<int64_t> contract) {
       SmallVector<int64_t> out;
@@ -219,8 +219,8 @@ struct DotGeneralLowering : OpRewritePattern<DotGeneralOp> {
                         transB ? SmallVector<int64_t>{batch, n, k}
                                : SmallVector<int64_t>{batch, k, n});
     auto outType = RankedTensorType::get({batch, m, n}, blasElem);
-    StringRef name = blasElem.isF64() ? "tessel_rt_gemm_f64"
-                                      : "tessel_rt_gemm_f32";
+    StringRef name =
+        blasElem.isF64() ? "tessel_rt_gemm_f64" : "tessel_rt_gemm_f32";
     Value result = callRuntime(rw, op, name, {lhs, rhs}, outType, {},
                                {batch, m, n, k, transA, transB});
     result = reshapeTensor(rw, loc, result, type.getShape());
@@ -274,18 +274,20 @@ FailureOr<StringRef> typeSuffix(Type elem) {
 
 int64_t reduceCode(CollectiveKind kind) {
   switch (kind) {
-  case CollectiveKind::sum: return TESSEL_RT_SUM;
-  case CollectiveKind::max: return TESSEL_RT_MAX;
-  case CollectiveKind::min: return TESSEL_RT_MIN;
+  case CollectiveKind::sum:
+    return TESSEL_RT_SUM;
+  case CollectiveKind::max:
+    return TESSEL_RT_MAX;
+  case CollectiveKind::min:
+    return TESSEL_RT_MIN;
   }
   return TESSEL_RT_SUM;
 }
 
 /// Emits tessel_rt_collective_<type>(input, result, descriptor).
-LogicalResult emitCollective(PatternRewriter &rw, Operation *op,
-                             int64_t opcode, int64_t kind,
-                             FlatSymbolRefAttr mesh, ArrayAttr axes,
-                             ArrayRef<int64_t> params) {
+LogicalResult emitCollective(PatternRewriter &rw, Operation *op, int64_t opcode,
+                             int64_t kind, FlatSymbolRefAttr mesh,
+                             ArrayAttr axes, ArrayRef<int64_t> params) {
   Location loc = op->getLoc();
   FailureOr<int64_t> code = axesCode(op, mesh, axes);
   if (failed(code))
@@ -300,11 +302,12 @@ LogicalResult emitCollective(PatternRewriter &rw, Operation *op,
   llvm::append_range(desc, inType.getShape());
   llvm::append_range(desc, type.getShape());
   llvm::append_range(desc, params);
-  auto descType = RankedTensorType::get({int64_t(desc.size())},
-                                        rw.getI64Type());
+  auto descType =
+      RankedTensorType::get({int64_t(desc.size())}, rw.getI64Type());
   auto descAttr = DenseElementsAttr::get(descType, ArrayRef<int64_t>(desc));
-  rw.replaceOp(op, callRuntime(rw, op, ("tessel_rt_collective_" + *suffix).str(),
-                               {input}, type, {descAttr}, {}));
+  rw.replaceOp(op,
+               callRuntime(rw, op, ("tessel_rt_collective_" + *suffix).str(),
+                           {input}, type, {descAttr}, {}));
   return success();
 }
 
@@ -375,8 +378,7 @@ struct AxisIndexLowering : OpRewritePattern<AxisIndexOp> {
                     .getResult(0);
     auto type = cast<RankedTensorType>(op.getResult().getType());
     Value scalar = castScalar(rw, loc, idx, type.getElementType());
-    rw.replaceOpWithNewOp<tensor::FromElementsOp>(op, type,
-                                                  ValueRange{scalar});
+    rw.replaceOpWithNewOp<tensor::FromElementsOp>(op, type, ValueRange{scalar});
     return success();
   }
 };

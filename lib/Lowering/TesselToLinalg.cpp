@@ -76,8 +76,8 @@ Value unaryScalar(Operation *op, OpBuilder &b, Location loc, Value x) {
         Value half = scalarConst(b, loc, t, 0.5);
         Value inner;
         if (o.getApproximation() == GeluApproximation::tanh) {
-          Value x3 = arith::MulFOp::create(
-              b, loc, x, arith::MulFOp::create(b, loc, x, x));
+          Value x3 = arith::MulFOp::create(b, loc, x,
+                                           arith::MulFOp::create(b, loc, x, x));
           Value poly = arith::AddFOp::create(
               b, loc, x,
               arith::MulFOp::create(b, loc, scalarConst(b, loc, t, 0.044715),
@@ -131,8 +131,7 @@ Value binaryScalar(Operation *op, OpBuilder &b, Location loc, Value x,
       .Case([&](PowOp) { return math::PowFOp::create(b, loc, x, y); });
 }
 
-template <typename OpT>
-struct UnaryLowering : OpRewritePattern<OpT> {
+template <typename OpT> struct UnaryLowering : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &rw) const override {
     RankedTensorType type = resultTensor(op);
@@ -140,18 +139,16 @@ struct UnaryLowering : OpRewritePattern<OpT> {
     auto fn = [&](OpBuilder &b, Location loc, ValueRange args) {
       return unaryScalar(raw, b, loc, args[0]);
     };
-    Value v = isa<FloatType>(type.getElementType())
-                  ? floatElementwise(rw, op.getLoc(), type,
-                                     {raw->getOperand(0)}, fn)
-                  : elementwise(rw, op.getLoc(), type, {raw->getOperand(0)},
-                                fn);
+    Value v =
+        isa<FloatType>(type.getElementType())
+            ? floatElementwise(rw, op.getLoc(), type, {raw->getOperand(0)}, fn)
+            : elementwise(rw, op.getLoc(), type, {raw->getOperand(0)}, fn);
     rw.replaceOp(op, v);
     return success();
   }
 };
 
-template <typename OpT>
-struct BinaryLowering : OpRewritePattern<OpT> {
+template <typename OpT> struct BinaryLowering : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &rw) const override {
     RankedTensorType type = resultTensor(op);
@@ -174,11 +171,11 @@ struct ConvertLowering : OpRewritePattern<ConvertOp> {
                                 PatternRewriter &rw) const override {
     RankedTensorType type = resultTensor(op);
     Type to = type.getElementType();
-    rw.replaceOp(op, elementwise(rw, op.getLoc(), type, {op.getInput()},
-                                 [&](OpBuilder &b, Location loc,
-                                     ValueRange args) {
-                                   return castScalar(b, loc, args[0], to);
-                                 }));
+    rw.replaceOp(op,
+                 elementwise(rw, op.getLoc(), type, {op.getInput()},
+                             [&](OpBuilder &b, Location loc, ValueRange args) {
+                               return castScalar(b, loc, args[0], to);
+                             }));
     return success();
   }
 };
@@ -195,23 +192,47 @@ struct CompareLowering : OpRewritePattern<CompareOp> {
         y = castScalar(b, loc, y, computeType(y.getType()));
         arith::CmpFPredicate p = arith::CmpFPredicate::OEQ;
         switch (dir) {
-        case CompareDirection::eq: p = arith::CmpFPredicate::OEQ; break;
-        case CompareDirection::ne: p = arith::CmpFPredicate::UNE; break;
-        case CompareDirection::lt: p = arith::CmpFPredicate::OLT; break;
-        case CompareDirection::le: p = arith::CmpFPredicate::OLE; break;
-        case CompareDirection::gt: p = arith::CmpFPredicate::OGT; break;
-        case CompareDirection::ge: p = arith::CmpFPredicate::OGE; break;
+        case CompareDirection::eq:
+          p = arith::CmpFPredicate::OEQ;
+          break;
+        case CompareDirection::ne:
+          p = arith::CmpFPredicate::UNE;
+          break;
+        case CompareDirection::lt:
+          p = arith::CmpFPredicate::OLT;
+          break;
+        case CompareDirection::le:
+          p = arith::CmpFPredicate::OLE;
+          break;
+        case CompareDirection::gt:
+          p = arith::CmpFPredicate::OGT;
+          break;
+        case CompareDirection::ge:
+          p = arith::CmpFPredicate::OGE;
+          break;
         }
         return arith::CmpFOp::create(b, loc, p, x, y);
       }
       arith::CmpIPredicate p = arith::CmpIPredicate::eq;
       switch (dir) {
-      case CompareDirection::eq: p = arith::CmpIPredicate::eq; break;
-      case CompareDirection::ne: p = arith::CmpIPredicate::ne; break;
-      case CompareDirection::lt: p = arith::CmpIPredicate::slt; break;
-      case CompareDirection::le: p = arith::CmpIPredicate::sle; break;
-      case CompareDirection::gt: p = arith::CmpIPredicate::sgt; break;
-      case CompareDirection::ge: p = arith::CmpIPredicate::sge; break;
+      case CompareDirection::eq:
+        p = arith::CmpIPredicate::eq;
+        break;
+      case CompareDirection::ne:
+        p = arith::CmpIPredicate::ne;
+        break;
+      case CompareDirection::lt:
+        p = arith::CmpIPredicate::slt;
+        break;
+      case CompareDirection::le:
+        p = arith::CmpIPredicate::sle;
+        break;
+      case CompareDirection::gt:
+        p = arith::CmpIPredicate::sgt;
+        break;
+      case CompareDirection::ge:
+        p = arith::CmpIPredicate::sge;
+        break;
       }
       return arith::CmpIOp::create(b, loc, p, x, y);
     };
@@ -225,14 +246,14 @@ struct SelectLowering : OpRewritePattern<SelectOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SelectOp op,
                                 PatternRewriter &rw) const override {
-    rw.replaceOp(op, elementwise(rw, op.getLoc(), resultTensor(op),
-                                 {op.getPred(), op.getOnTrue(),
-                                  op.getOnFalse()},
-                                 [](OpBuilder &b, Location loc,
-                                    ValueRange args) -> Value {
-                                   return arith::SelectOp::create(
-                                       b, loc, args[0], args[1], args[2]);
-                                 }));
+    rw.replaceOp(
+        op,
+        elementwise(rw, op.getLoc(), resultTensor(op),
+                    {op.getPred(), op.getOnTrue(), op.getOnFalse()},
+                    [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                      return arith::SelectOp::create(b, loc, args[0], args[1],
+                                                     args[2]);
+                    }));
     return success();
   }
 };
@@ -253,10 +274,10 @@ struct ConstantLowering : OpRewritePattern<ConstantOp> {
       // A fill, not a global the size of the tensor.
       TypedAttr scalar = dense.getSplatValue<TypedAttr>();
       Value v = arith::ConstantOp::create(rw, op.getLoc(), scalar);
-      rw.replaceOp(op, linalg::FillOp::create(rw, op.getLoc(), v,
-                                              emptyTensor(rw, op.getLoc(),
-                                                          type))
-                           .getResult(0));
+      rw.replaceOp(op,
+                   linalg::FillOp::create(rw, op.getLoc(), v,
+                                          emptyTensor(rw, op.getLoc(), type))
+                       .getResult(0));
       return success();
     }
     rw.replaceOpWithNewOp<arith::ConstantOp>(op, type, dense);
@@ -294,8 +315,7 @@ struct BroadcastLowering : OpRewritePattern<BroadcastInDimOp> {
                           ? rw.getAffineConstantExpr(0)
                           : rw.getAffineDimExpr(to));
     AffineMap map = AffineMap::get(type.getRank(), 0, exprs, getContext());
-    rw.replaceOp(op,
-                 copyThroughMap(rw, op.getLoc(), type, op.getInput(), map));
+    rw.replaceOp(op, copyThroughMap(rw, op.getLoc(), type, op.getInput(), map));
     return success();
   }
 };
@@ -304,8 +324,8 @@ struct TransposeLowering : OpRewritePattern<TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TransposeOp op,
                                 PatternRewriter &rw) const override {
-    rw.replaceOp(op, permuteTensor(rw, op.getLoc(), op.getInput(),
-                                   op.getPermutation()));
+    rw.replaceOp(
+        op, permuteTensor(rw, op.getLoc(), op.getInput(), op.getPermutation()));
     return success();
   }
 };
@@ -322,7 +342,8 @@ struct ReshapeLowering : OpRewritePattern<ReshapeOp> {
 
 struct SliceLowering : OpRewritePattern<SliceOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SliceOp op, PatternRewriter &rw) const override {
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rw) const override {
     RankedTensorType type = resultTensor(op);
     rw.replaceOpWithNewOp<tensor::ExtractSliceOp>(
         op, type, op.getInput(), ValueRange{}, ValueRange{}, ValueRange{},
@@ -344,10 +365,9 @@ struct ConcatenateLowering : OpRewritePattern<ConcatenateOp> {
       SmallVector<int64_t> offsets(type.getRank(), 0),
           strides(type.getRank(), 1);
       offsets[dim] = offset;
-      acc = tensor::InsertSliceOp::create(rw, op.getLoc(), in, acc,
-                                          ValueRange{}, ValueRange{},
-                                          ValueRange{}, offsets,
-                                          inType.getShape(), strides);
+      acc = tensor::InsertSliceOp::create(
+          rw, op.getLoc(), in, acc, ValueRange{}, ValueRange{}, ValueRange{},
+          offsets, inType.getShape(), strides);
       offset += inType.getDimSize(dim);
     }
     rw.replaceOp(op, acc);
@@ -360,8 +380,8 @@ struct PadLowering : OpRewritePattern<PadOp> {
   LogicalResult matchAndRewrite(PadOp op, PatternRewriter &rw) const override {
     RankedTensorType type = resultTensor(op);
     auto inType = cast<RankedTensorType>(op.getInput().getType());
-    Value filled = filledTensor(rw, op.getLoc(), type,
-                                op.getValue().convertToDouble());
+    Value filled =
+        filledTensor(rw, op.getLoc(), type, op.getValue().convertToDouble());
     SmallVector<int64_t> strides(type.getRank(), 1);
     rw.replaceOpWithNewOp<tensor::InsertSliceOp>(
         op, op.getInput(), filled, ValueRange{}, ValueRange{}, ValueRange{},
@@ -399,12 +419,12 @@ struct ReduceLowering : OpRewritePattern<ReduceOp> {
                      addScalars);
       break;
     case ReduceKind::max:
-      r = reduceDims(rw, loc, op.getInput(), op.getDims(), acc,
-                     -INFINITY, maxScalars);
+      r = reduceDims(rw, loc, op.getInput(), op.getDims(), acc, -INFINITY,
+                     maxScalars);
       break;
     case ReduceKind::min:
-      r = reduceDims(rw, loc, op.getInput(), op.getDims(), acc,
-                     INFINITY, minScalars);
+      r = reduceDims(rw, loc, op.getInput(), op.getDims(), acc, INFINITY,
+                     minScalars);
       break;
     }
     double count = 1;
@@ -412,14 +432,13 @@ struct ReduceLowering : OpRewritePattern<ReduceOp> {
       count *= inType.getDimSize(d);
     bool mean = op.getKind() == ReduceKind::mean;
     if (mean || acc != type.getElementType())
-      r = elementwise(rw, loc, type, {r},
-                      [&](OpBuilder &b, Location l, ValueRange args) {
-                        Value v = args[0];
-                        if (mean)
-                          v = arith::DivFOp::create(
-                              b, l, v, scalarConst(b, l, acc, count));
-                        return castScalar(b, l, v, type.getElementType());
-                      });
+      r = elementwise(
+          rw, loc, type, {r}, [&](OpBuilder &b, Location l, ValueRange args) {
+            Value v = args[0];
+            if (mean)
+              v = arith::DivFOp::create(b, l, v, scalarConst(b, l, acc, count));
+            return castScalar(b, l, v, type.getElementType());
+          });
     rw.replaceOp(op, r);
     return success();
   }
@@ -429,22 +448,22 @@ struct ReduceLowering : OpRewritePattern<ReduceOp> {
 
 void mlir::tessel::populateTesselToLinalgPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<UnaryLowering<NegOp>, UnaryLowering<AbsOp>,
-               UnaryLowering<ReluOp>, UnaryLowering<ExpOp>,
-               UnaryLowering<LogOp>, UnaryLowering<SqrtOp>,
-               UnaryLowering<RsqrtOp>, UnaryLowering<TanhOp>,
-               UnaryLowering<LogisticOp>, UnaryLowering<SiluOp>,
-               UnaryLowering<SinOp>, UnaryLowering<CosOp>,
-               UnaryLowering<GeluOp>>(ctx);
-  patterns.add<BinaryLowering<AddOp>, BinaryLowering<SubOp>,
-               BinaryLowering<MulOp>, BinaryLowering<DivOp>,
-               BinaryLowering<MaxOp>, BinaryLowering<MinOp>,
-               BinaryLowering<PowOp>>(ctx);
-  patterns.add<ConvertLowering, CompareLowering, SelectLowering,
-               ConstantLowering, IotaLowering, BroadcastLowering,
-               TransposeLowering, ReshapeLowering, SliceLowering,
-               ConcatenateLowering, PadLowering, ShardingConstraintLowering,
-               ReduceLowering>(ctx);
+  patterns
+      .add<UnaryLowering<NegOp>, UnaryLowering<AbsOp>, UnaryLowering<ReluOp>,
+           UnaryLowering<ExpOp>, UnaryLowering<LogOp>, UnaryLowering<SqrtOp>,
+           UnaryLowering<RsqrtOp>, UnaryLowering<TanhOp>,
+           UnaryLowering<LogisticOp>, UnaryLowering<SiluOp>,
+           UnaryLowering<SinOp>, UnaryLowering<CosOp>, UnaryLowering<GeluOp>>(
+          ctx);
+  patterns
+      .add<BinaryLowering<AddOp>, BinaryLowering<SubOp>, BinaryLowering<MulOp>,
+           BinaryLowering<DivOp>, BinaryLowering<MaxOp>, BinaryLowering<MinOp>,
+           BinaryLowering<PowOp>>(ctx);
+  patterns
+      .add<ConvertLowering, CompareLowering, SelectLowering, ConstantLowering,
+           IotaLowering, BroadcastLowering, TransposeLowering, ReshapeLowering,
+           SliceLowering, ConcatenateLowering, PadLowering,
+           ShardingConstraintLowering, ReduceLowering>(ctx);
   populateTesselNNToLinalgPatterns(patterns);
   populateTesselRuntimeCallPatterns(patterns);
 }

@@ -30,7 +30,8 @@ llvm::Error rt::writeCheckpoint(llvm::StringRef dir, int64_t step,
                 ec.message());
   char name[32];
   std::snprintf(name, sizeof(name), "step_%08lld", (long long)step);
-  std::string final = join(dir, name), temp = join(dir, std::string(".tmp-") + name);
+  std::string final = join(dir, name),
+              temp = join(dir, std::string(".tmp-") + name);
   llvm::sys::fs::remove_directories(temp);
   if (std::error_code ec = llvm::sys::fs::create_directories(temp))
     return fail("cannot create " + temp + ": " + ec.message());
@@ -48,13 +49,14 @@ llvm::Error rt::writeCheckpoint(llvm::StringRef dir, int64_t step,
       {"weight_map", std::move(weightMap)}};
   std::string text;
   llvm::raw_string_ostream(text) << llvm::formatv("{0:2}", index);
-  if (llvm::Error err = writeFileAtomically(
-          join(temp, "model.safetensors.index.json"), text))
+  if (llvm::Error err =
+          writeFileAtomically(join(temp, "model.safetensors.index.json"), text))
     return err;
-  llvm::json::Value state = llvm::json::Object{
-      {"step", step}, {"program", llvm::json::parse(programJson)
-                                      ? *llvm::json::parse(programJson)
-                                      : llvm::json::Value(nullptr)}};
+  llvm::json::Value state =
+      llvm::json::Object{{"step", step},
+                         {"program", llvm::json::parse(programJson)
+                                         ? *llvm::json::parse(programJson)
+                                         : llvm::json::Value(nullptr)}};
   text.clear();
   llvm::raw_string_ostream(text) << llvm::formatv("{0:2}", state);
   if (llvm::Error err =
@@ -63,8 +65,7 @@ llvm::Error rt::writeCheckpoint(llvm::StringRef dir, int64_t step,
   // Replace an older copy of the same step, then point `latest` at it.
   llvm::sys::fs::remove_directories(final);
   if (std::error_code ec = llvm::sys::fs::rename(temp, final))
-    return fail("cannot move " + temp + " to " + final + ": " +
-                ec.message());
+    return fail("cannot move " + temp + " to " + final + ": " + ec.message());
   return writeFileAtomically(join(dir, "latest"), std::string(name) + "\n");
 }
 

@@ -41,8 +41,8 @@ struct Timer {
     total += std::chrono::duration<double>(end - start).count();
     RankContext &ctx = rt::currentRank();
     if (ctx.tracing)
-      ctx.events.push_back({std::move(eventName), category, startUs,
-                            ctx.nowUs() - startUs});
+      ctx.events.push_back(
+          {std::move(eventName), category, startUs, ctx.nowUs() - startUs});
   }
   double &total;
   std::chrono::steady_clock::time_point start;
@@ -52,8 +52,8 @@ struct Timer {
 };
 
 std::string gemmName(int64_t batch, int64_t m, int64_t n, int64_t k) {
-  std::string s = "gemm " + std::to_string(m) + "x" + std::to_string(n) +
-                  "x" + std::to_string(k);
+  std::string s = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                  std::to_string(k);
   if (batch > 1)
     s += " (batch " + std::to_string(batch) + ")";
   return s;
@@ -82,8 +82,7 @@ void gemm(Gemm blas, const char *suffix, const T *A, const T *B, T *C,
   for (int64_t i = 0; i < batch; ++i)
     blas(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
          transB ? CblasTrans : CblasNoTrans, m, n, k, T(1), A + i * m * k,
-         transA ? m : k, B + i * k * n, transB ? k : n, T(0), C + i * m * n,
-         n);
+         transA ? m : k, B + i * k * n, transB ? k : n, T(0), C + i * m * n, n);
 }
 } // namespace
 
@@ -115,9 +114,9 @@ static std::vector<std::string> axesOf(int64_t code, const MeshShape &mesh) {
 
 extern "C" int64_t tessel_rt_axis_index(int64_t axesCode) {
   RankContext &ctx = currentRank();
-  return ctx.mesh ? ctx.mesh->groupIndex(ctx.device,
-                                         axesOf(axesCode, *ctx.mesh))
-                  : 0;
+  return ctx.mesh
+             ? ctx.mesh->groupIndex(ctx.device, axesOf(axesCode, *ctx.mesh))
+             : 0;
 }
 
 namespace {
@@ -136,14 +135,13 @@ void collective(const int64_t *desc, const void *in, void *out, DType type) {
   RankContext &ctx = currentRank();
   int64_t opcode = desc[TESSEL_RT_DESC_OPCODE];
   Timer t(ctx.commSeconds, "communication", [&] {
-    static const char *names[] = {"all_reduce", "all_gather",
-                                  "reduce_scatter", "all_to_all",
-                                  "collective_permute"};
+    static const char *names[] = {"all_reduce", "all_gather", "reduce_scatter",
+                                  "all_to_all", "collective_permute"};
     int64_t bytes = byteSize(type);
     for (int64_t d = 0; d < desc[TESSEL_RT_DESC_RANK]; ++d)
       bytes *= desc[TESSEL_RT_DESC_SHAPES + d];
-    return std::string(opcode >= 0 && opcode < 5 ? names[opcode] : "?") +
-           " " + std::to_string(bytes) + " B";
+    return std::string(opcode >= 0 && opcode < 5 ? names[opcode] : "?") + " " +
+           std::to_string(bytes) + " B";
   });
   int64_t rank = desc[TESSEL_RT_DESC_RANK];
   const int64_t *inShape = desc + TESSEL_RT_DESC_SHAPES;
@@ -160,8 +158,7 @@ void collective(const int64_t *desc, const void *in, void *out, DType type) {
     std::memcpy(out, in, outCount * width);
     return;
   }
-  std::vector<std::string> axes =
-      axesOf(desc[TESSEL_RT_DESC_AXES], *ctx.mesh);
+  std::vector<std::string> axes = axesOf(desc[TESSEL_RT_DESC_AXES], *ctx.mesh);
   std::vector<int64_t> group = ctx.mesh->group(ctx.device, axes);
   int64_t n = group.size(), me = ctx.mesh->groupIndex(ctx.device, axes);
   auto kind = static_cast<ReduceOp>(desc[TESSEL_RT_DESC_KIND]);

@@ -144,7 +144,8 @@ struct Run {
   std::optional<TokenFile> tokens;
   int64_t vocab = 0, tokensPerStep = 0;
   int64_t firstStep = 0;
-  std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point origin =
+      std::chrono::steady_clock::now();
   std::vector<std::vector<TraceEvent>> traces; // per rank (threads)
   std::string json; // the program description, saved with checkpoints
   std::vector<HostTensor> final; // global, per result (rank 0)
@@ -155,31 +156,6 @@ std::string traceFileFor(int64_t rank) {
   llvm::StringRef name(traceFile);
   llvm::StringRef stem = name.ends_with(".json") ? name.drop_back(5) : name;
   return (stem + ".rank" + llvm::Twine(rank) + ".json").str();
-}
-
-/// Chrome trace JSON: one thread per rank, complete ("X") events in us.
-llvm::Error writeTrace(const std::string &path,
-                       const std::vector<std::pair<int64_t,
-                                                   std::vector<TraceEvent>>>
-                           &ranks) {
-  llvm::json::Array events;
-  for (const auto &[rank, list] : ranks) {
-    events.push_back(llvm::json::Object{
-        {"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", rank},
-        {"args", llvm::json::Object{{"name", "rank " + std::to_string(rank)}}}});
-    for (const TraceEvent &e : list)
-      events.push_back(llvm::json::Object{{"name", e.name},
-                                          {"cat", e.category},
-                                          {"ph", "X"},
-                                          {"ts", e.startUs},
-                                          {"dur", e.durationUs},
-                                          {"pid", 0},
-                                          {"tid", rank}});
-  }
-  std::string text;
-  llvm::raw_string_ostream(text) << llvm::json::Value(llvm::json::Object{
-      {"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}});
-  return writeFileAtomically(path, text);
 }
 
 /// Assembles the global results on rank 0 from every rank's blocks
@@ -203,11 +179,10 @@ void saveCheckpoint(Run &run, Communicator &comm, int64_t stepsDone) {
     for (auto [r, info] : llvm::enumerate(run.program.results))
       if (run.feeds[r])
         out.tensors.emplace_back(info.name, run.final[r]);
-    if (llvm::Error err =
-            writeCheckpoint(ckptDir, stepsDone, out, run.json))
+    if (llvm::Error err = writeCheckpoint(ckptDir, stepsDone, out, run.json))
       comm.fail(llvm::toString(std::move(err)));
-    llvm::outs() << "checkpoint: " << ckptDir << " after step "
-                 << stepsDone - 1 << "\n";
+    llvm::outs() << "checkpoint: " << ckptDir << " after step " << stepsDone - 1
+                 << "\n";
     llvm::outs().flush();
   }
   comm.barrier();
@@ -231,7 +206,8 @@ int runRank(Run &run, Communicator &comm) {
   if (comm.size() != p.mesh.numDevices())
     comm.fail("this program was compiled for " +
               std::to_string(p.mesh.numDevices()) + " devices but runs on " +
-              std::to_string(comm.size()) + " ranks; recompile it with "
+              std::to_string(comm.size()) +
+              " ranks; recompile it with "
               "another --mesh");
   if (dev == 0) {
     llvm::outs() << "tessel: @" << p.function << " on " << comm.size()
@@ -285,9 +261,8 @@ int runRank(Run &run, Communicator &comm) {
       sliceBlock(t, info, p.mesh, dev, args[*run.stepArg].get());
     }
     if (run.tokens) {
-      if (llvm::Error err = run.tokens->batch(k, ids ? &*ids : nullptr,
-                                              labels ? &*labels : nullptr,
-                                              run.vocab))
+      if (llvm::Error err = run.tokens->batch(
+              k, ids ? &*ids : nullptr, labels ? &*labels : nullptr, run.vocab))
         comm.fail(llvm::toString(std::move(err)));
       if (ids)
         sliceBlock(*ids, p.arguments[*run.idsArg], p.mesh, dev,
@@ -328,8 +303,8 @@ int runRank(Run &run, Communicator &comm) {
       ++stats.steps;
     }
 
-    if (dev == 0 && ((k + 1) % printEvery == 0 || k + 1 == steps ||
-                     k == run.firstStep)) {
+    if (dev == 0 &&
+        ((k + 1) % printEvery == 0 || k + 1 == steps || k == run.firstStep)) {
       auto now = std::chrono::steady_clock::now();
       double seconds = std::chrono::duration<double>(now - last).count();
       int64_t done = k + 1 - printed;
@@ -488,10 +463,10 @@ int main(int argc, char **argv) {
     auto it = argIndex.find("input_ids");
     if (it == argIndex.end())
       it = argIndex.find("labels");
-    int64_t compiled = it == argIndex.end() || p.arguments[it->second]
-                                                   .globalShape.empty()
-                           ? -1
-                           : p.arguments[it->second].globalShape[0];
+    int64_t compiled =
+        it == argIndex.end() || p.arguments[it->second].globalShape.empty()
+            ? -1
+            : p.arguments[it->second].globalShape[0];
     if (compiled != batchSize)
       return failWith("--batch-size " + llvm::Twine(int64_t(batchSize)) +
                       ": this program was compiled for a global batch of " +
@@ -530,7 +505,8 @@ int main(int argc, char **argv) {
     run.firstStep = c->step;
     if (run.firstStep >= steps)
       return failWith(file.path + " is after step " +
-                      llvm::Twine(run.firstStep) + "; give --steps above it "
+                      llvm::Twine(run.firstStep) +
+                      "; give --steps above it "
                       "(--steps counts all steps, resumed ones included)");
     llvm::outs() << "resuming from " << file.path << " at step "
                  << run.firstStep << "\n";
@@ -564,10 +540,9 @@ int main(int argc, char **argv) {
     if (run.labelsArg)
       labels = HostTensor(p.arguments[*run.labelsArg].dtype,
                           p.arguments[*run.labelsArg].globalShape);
-    if (llvm::Error err = run.tokens->batch(run.firstStep,
-                                            ids ? &*ids : nullptr,
-                                            labels ? &*labels : nullptr,
-                                            run.vocab))
+    if (llvm::Error err =
+            run.tokens->batch(run.firstStep, ids ? &*ids : nullptr,
+                              labels ? &*labels : nullptr, run.vocab))
       return failWith(llvm::toString(std::move(err)));
   }
 

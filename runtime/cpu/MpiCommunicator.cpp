@@ -14,10 +14,10 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <memory>
-#include <thread>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <thread>
 
 #ifdef TESSEL_HAVE_MPI
 // The C API only (no deprecated C++ bindings to link).
@@ -30,8 +30,8 @@ using namespace tessel;
 using namespace tessel::rt;
 
 bool rt::launchedByMpi() {
-  for (const char *var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
-                          "MPI_LOCALNRANKS"})
+  for (const char *var :
+       {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
     if (std::getenv(var))
       return true;
   return false;
@@ -95,17 +95,23 @@ private:
 };
 
 MPI_Op mpiOpOf(ReduceOp op) {
-  return op == ReduceOp::Sum ? MPI_SUM : op == ReduceOp::Max ? MPI_MAX : MPI_MIN;
+  return op == ReduceOp::Sum   ? MPI_SUM
+         : op == ReduceOp::Max ? MPI_MAX
+                               : MPI_MIN;
 }
 
 /// The MPI type of `type`, or MPI_FLOAT for the types reduced through f32
 /// (16-bit floats and i1, which MPI lacks).
 MPI_Datatype mpiTypeOf(DType type) {
   switch (type) {
-  case DType::F64: return MPI_DOUBLE;
-  case DType::I32: return MPI_INT32_T;
-  case DType::I64: return MPI_INT64_T;
-  default: return MPI_FLOAT;
+  case DType::F64:
+    return MPI_DOUBLE;
+  case DType::I32:
+    return MPI_INT32_T;
+  case DType::I64:
+    return MPI_INT64_T;
+  default:
+    return MPI_FLOAT;
   }
 }
 
@@ -162,9 +168,9 @@ public:
             "MPI_Allreduce");
       return narrow(wide, out, type);
     }
-    check(MPI_Allreduce(in, out, int(count), mpiTypeOf(type), mpiOpOf(op),
-                        comm),
-          "MPI_Allreduce");
+    check(
+        MPI_Allreduce(in, out, int(count), mpiTypeOf(type), mpiOpOf(op), comm),
+        "MPI_Allreduce");
   }
 
   void reduceScatter(const void *in, void *out, int64_t count, DType type,
@@ -223,9 +229,9 @@ public:
               "MPI_Irecv");
       }
     }
-    check(MPI_Waitall(int(requests.size()), requests.data(),
-                      MPI_STATUSES_IGNORE),
-          "MPI_Waitall");
+    check(
+        MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+        "MPI_Waitall");
   }
 
   void gatherToRoot(const void *in, void *out, int64_t bytes) override {

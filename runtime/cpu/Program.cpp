@@ -45,8 +45,7 @@ static llvm::Error parseTensor(const llvm::json::Object &o, TensorInfo &t) {
       for (const llvm::json::Value &a : *axes)
         t.dims.back().push_back(a.getAsString().value_or("").str());
   }
-  if (t.shape.size() != t.globalShape.size() ||
-      t.dims.size() != t.shape.size())
+  if (t.shape.size() != t.globalShape.size() || t.dims.size() != t.shape.size())
     return fail("tensor '" + t.name + "' has inconsistent ranks");
   if (auto init = o.getString("init"))
     t.init = init->str();
@@ -101,12 +100,11 @@ std::string rt::printProgram(const Program &p) {
           a.push_back(axis);
         dims.push_back(std::move(a));
       }
-      llvm::json::Object o{
-          {"name", t.name},
-          {"dtype", tessel::name(t.dtype)},
-          {"shape", llvm::json::Array(t.shape)},
-          {"global_shape", llvm::json::Array(t.globalShape)},
-          {"dims", std::move(dims)}};
+      llvm::json::Object o{{"name", t.name},
+                           {"dtype", tessel::name(t.dtype)},
+                           {"shape", llvm::json::Array(t.shape)},
+                           {"global_shape", llvm::json::Array(t.globalShape)},
+                           {"dims", std::move(dims)}};
       if (!t.init.empty())
         o["init"] = t.init;
       out.push_back(std::move(o));
@@ -118,8 +116,9 @@ std::string rt::printProgram(const Program &p) {
     axes.push_back(a);
   llvm::json::Object root{
       {"function", p.function},
-      {"mesh", llvm::json::Object{{"axes", std::move(axes)},
-                                  {"sizes", llvm::json::Array(p.mesh.axisSizes)}}},
+      {"mesh",
+       llvm::json::Object{{"axes", std::move(axes)},
+                          {"sizes", llvm::json::Array(p.mesh.axisSizes)}}},
       {"arguments", tensors(p.arguments)},
       {"results", tensors(p.results)}};
   std::string text;

@@ -12,6 +12,8 @@
 #include "tessel/runtime/Communicator.h"
 #include "tessel/support/Mesh.h"
 
+#include "llvm/Support/Error.h"
+
 #include <chrono>
 #include <string>
 #include <vector>
@@ -44,6 +46,12 @@ struct RankContext {
         .count();
   }
 };
+
+/// Writes `ranks`' events as Chrome trace JSON (one thread per rank,
+/// complete events in microseconds), atomically.
+llvm::Error writeTrace(
+    const std::string &path,
+    const std::vector<std::pair<int64_t, std::vector<TraceEvent>>> &ranks);
 
 RankContext &currentRank();
 void setCurrentRank(RankContext *context);

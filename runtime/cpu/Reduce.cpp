@@ -58,7 +58,7 @@ void rt::reduceInto(void *dst, const void *src, int64_t count, DType type,
       a = double(ia);
       b = double(ib);
     }
-    double r = op == ReduceOp::Sum ? a + b
+    double r = op == ReduceOp::Sum   ? a + b
                : op == ReduceOp::Max ? std::max(a, b)
                                      : std::min(a, b);
     storeElement(type, r, int64_t(r), d + k * width);

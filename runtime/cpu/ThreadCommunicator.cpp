@@ -15,8 +15,8 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <functional>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -67,38 +67,37 @@ public:
       int64_t lo = std::min(count, j * per);
       return std::make_pair(lo, std::min(count, lo + per));
     };
-    meetPhases(in, out, group,
-               {[&](const std::vector<const void *> &ins,
-                    const std::vector<void *> &) {
-                  auto [lo, hi] = chunk(index);
-                  char *dst = static_cast<char *>(out) + lo * width;
-                  std::memcpy(dst, static_cast<const char *>(ins[0]) +
-                                       lo * width,
-                              (hi - lo) * width);
-                  for (size_t j = 1; j < ins.size(); ++j)
-                    reduceInto(dst,
-                               static_cast<const char *>(ins[j]) + lo * width,
-                               hi - lo, type, op);
-                },
-                [&](const std::vector<const void *> &,
-                    const std::vector<void *> &outs) {
-                  for (int64_t j = 0; j < n; ++j) {
-                    if (j == index)
-                      continue;
-                    auto [lo, hi] = chunk(j);
-                    std::memcpy(static_cast<char *>(out) + lo * width,
-                                static_cast<const char *>(outs[j]) +
-                                    lo * width,
-                                (hi - lo) * width);
-                  }
-                }});
+    meetPhases(
+        in, out, group,
+        {[&](const std::vector<const void *> &ins,
+             const std::vector<void *> &) {
+           auto [lo, hi] = chunk(index);
+           char *dst = static_cast<char *>(out) + lo * width;
+           std::memcpy(dst, static_cast<const char *>(ins[0]) + lo * width,
+                       (hi - lo) * width);
+           for (size_t j = 1; j < ins.size(); ++j)
+             reduceInto(dst, static_cast<const char *>(ins[j]) + lo * width,
+                        hi - lo, type, op);
+         },
+         [&](const std::vector<const void *> &,
+             const std::vector<void *> &outs) {
+           for (int64_t j = 0; j < n; ++j) {
+             if (j == index)
+               continue;
+             auto [lo, hi] = chunk(j);
+             std::memcpy(static_cast<char *>(out) + lo * width,
+                         static_cast<const char *>(outs[j]) + lo * width,
+                         (hi - lo) * width);
+           }
+         }});
   }
 
   void reduceScatter(const void *in, void *out, int64_t count, DType type,
                      ReduceOp op, const std::vector<int64_t> &group) override {
     int64_t width = byteSize(type), index = indexIn(group);
     meet(in, group, [&](const std::vector<const void *> &ins) {
-      std::memcpy(out, static_cast<const char *>(ins[0]) + index * count * width,
+      std::memcpy(out,
+                  static_cast<const char *>(ins[0]) + index * count * width,
                   count * width);
       for (size_t j = 1; j < ins.size(); ++j)
         reduceInto(out,
@@ -186,8 +185,7 @@ private:
   /// Deposits `in` and `out`, waits for the group, then runs each phase
   /// with every member's pointers, all members finishing a phase before
   /// any starts the next; returns when all have finished reading.
-  void meetPhases(const void *in, void *out,
-                  const std::vector<int64_t> &group,
+  void meetPhases(const void *in, void *out, const std::vector<int64_t> &group,
                   const std::vector<Phase> &phases) {
     int64_t index = indexIn(group);
     if (index < 0)

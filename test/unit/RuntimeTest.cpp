@@ -98,7 +98,8 @@ TEST(Program, DescriptionRoundTripsAndBlocksTile) {
   std::iota(global.f.begin(), global.f.end(), 1.0);
   for (int64_t dev = 0; dev < 6; ++dev) {
     std::vector<float> block(12);
-    sliceBlock(global, w, p.mesh, dev, reinterpret_cast<uint8_t *>(block.data()));
+    sliceBlock(global, w, p.mesh, dev,
+               reinterpret_cast<uint8_t *>(block.data()));
     if (dev % 3 == 2) // tp index 2 holds column 6 and two padding columns
       EXPECT_EQ(block[1], 0.0f);
     placeBlock(reinterpret_cast<uint8_t *>(block.data()), w, p.mesh, dev,

@@ -51,9 +51,9 @@ cl::opt<std::string> meshSpec("mesh",
                               cl::desc("Device mesh, e.g. \"dp=2,tp=2\" (the "
                                        "model must not declare one)"),
                               cl::cat(category));
-cl::opt<std::string> strategy("strategy",
-                              cl::desc("Built-in sharding rules (rules/*.json)"),
-                              cl::cat(category));
+cl::opt<std::string>
+    strategy("strategy", cl::desc("Built-in sharding rules (rules/*.json)"),
+             cl::cat(category));
 cl::opt<std::string> rulesFile("rules", cl::desc("Logical-axis rules file"),
                                cl::cat(category));
 cl::opt<std::string>
@@ -69,15 +69,15 @@ cl::opt<std::string> entry("entry",
                            cl::desc("Compile this function as it is, without "
                                     "building a training step"),
                            cl::cat(category));
-cl::opt<std::string> target("target", cl::desc("Target: cpu"),
-                            cl::init("cpu"), cl::cat(category));
+cl::opt<std::string> target("target", cl::desc("Target: cpu"), cl::init("cpu"),
+                            cl::cat(category));
 cl::opt<std::string> emit("emit",
                           cl::desc("Stop after: tessel (propagated), local "
                                    "(partitioned), linalg, llvm (IR), obj, "
                                    "exe (default)"),
                           cl::init("exe"), cl::cat(category));
-cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"),
-                           cl::Prefix, cl::init(2), cl::cat(category));
+cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"), cl::Prefix,
+                           cl::init(2), cl::cat(category));
 cl::opt<bool> timing("timing", cl::desc("Print the time of every pass"),
                      cl::cat(category));
 cl::opt<bool> printProgramInfo("print-program",
@@ -90,15 +90,13 @@ int failWith(const llvm::Twine &message) {
   return 1;
 }
 
-
 /// The tessel.sharding axes of each dimension (empty: replicated).
 std::vector<std::vector<std::string>> dimsOf(DictionaryAttr attrs,
                                              int64_t rank) {
   std::vector<std::vector<std::string>> dims(rank);
   if (!attrs)
     return dims;
-  auto sharding =
-      attrs.getAs<ShardingAttr>(TesselDialect::kShardingAttrName);
+  auto sharding = attrs.getAs<ShardingAttr>(TesselDialect::kShardingAttrName);
   if (!sharding)
     return dims;
   for (auto [d, dim] : llvm::enumerate(sharding.getDims()))
@@ -109,13 +107,20 @@ std::vector<std::vector<std::string>> dimsOf(DictionaryAttr attrs,
 
 FailureOr<::tessel::DType> dtypeOf(Location loc, Type elem) {
   using ::tessel::DType;
-  if (elem.isF32()) return DType::F32;
-  if (elem.isF64()) return DType::F64;
-  if (elem.isBF16()) return DType::BF16;
-  if (elem.isF16()) return DType::F16;
-  if (elem.isInteger(1)) return DType::I1;
-  if (elem.isInteger(32)) return DType::I32;
-  if (elem.isInteger(64)) return DType::I64;
+  if (elem.isF32())
+    return DType::F32;
+  if (elem.isF64())
+    return DType::F64;
+  if (elem.isBF16())
+    return DType::BF16;
+  if (elem.isF16())
+    return DType::F16;
+  if (elem.isInteger(1))
+    return DType::I1;
+  if (elem.isInteger(32))
+    return DType::I32;
+  if (elem.isInteger(64))
+    return DType::I64;
   emitError(loc) << "element type " << elem << " cannot cross the runtime "
                  << "boundary; use f16/bf16/f32/f64/i1/i32/i64";
   return failure();
@@ -125,8 +130,7 @@ FailureOr<::tessel::DType> dtypeOf(Location loc, Type elem) {
 FailureOr<::tessel::rt::Program> describe(func::FuncOp func) {
   ::tessel::rt::Program p;
   p.function = func.getSymName().str();
-  if (FailureOr<::tessel::MeshShape> mesh = ti::spmdMesh(func);
-      succeeded(mesh))
+  if (FailureOr<::tessel::MeshShape> mesh = ti::spmdMesh(func); succeeded(mesh))
     p.mesh = *mesh;
   auto tensor = [&](Type t, RankedTensorType global, DictionaryAttr attrs,
                     std::string name) -> FailureOr<::tessel::rt::TensorInfo> {
@@ -138,14 +142,13 @@ FailureOr<::tessel::rt::Program> describe(func::FuncOp func) {
     }
     ::tessel::rt::TensorInfo info;
     info.name = std::move(name);
-    FailureOr<::tessel::DType> dt = dtypeOf(func.getLoc(),
-                                            local.getElementType());
+    FailureOr<::tessel::DType> dt =
+        dtypeOf(func.getLoc(), local.getElementType());
     if (failed(dt))
       return failure();
     info.dtype = *dt;
     info.shape.assign(local.getShape().begin(), local.getShape().end());
-    info.globalShape.assign(global.getShape().begin(),
-                            global.getShape().end());
+    info.globalShape.assign(global.getShape().begin(), global.getShape().end());
     info.dims = dimsOf(attrs, local.getRank());
     return info;
   };
@@ -207,10 +210,11 @@ int main(int argc, char **argv) {
                               "Compiles a tessel model into an executable "
                               "that trains it on a device mesh\n");
   if (target != "cpu")
-    return failWith("--target " + target + " is not available yet; the CPU "
+    return failWith("--target " + target +
+                    " is not available yet; the CPU "
                     "backend is (--target cpu)");
-  static const char *stages[] = {"tessel", "local", "linalg", "llvm", "obj",
-                                 "exe"};
+  static const char *stages[] = {"tessel", "local", "linalg",
+                                 "llvm",   "obj",   "exe"};
   if (!llvm::is_contained(stages, emit))
     return failWith("--emit must be tessel, local, linalg, llvm, obj or exe");
   if (outputFile.empty())
@@ -255,9 +259,9 @@ int main(int argc, char **argv) {
   if (!strategy.empty() || !rulesFile.empty()) {
     if (meshes.size() != 1)
       return failWith("--strategy/--rules need exactly one mesh (give --mesh)");
-    llvm::Expected<LogicalRules> rules =
-        strategy.empty() ? readLogicalRules(rulesFile)
-                         : builtinStrategy(strategy);
+    llvm::Expected<LogicalRules> rules = strategy.empty()
+                                             ? readLogicalRules(rulesFile)
+                                             : builtinStrategy(strategy);
     if (!rules)
       return failWith(llvm::toString(rules.takeError()));
     if (failed(applyLogicalRules(*module, meshes.front(), *rules)))
@@ -265,15 +269,16 @@ int main(int argc, char **argv) {
   }
 
   // The training step, then SPMD partitioning.
-  std::string stepName = entry.empty() ? std::string("train_step") : entry.getValue();
+  std::string stepName =
+      entry.empty() ? std::string("train_step") : entry.getValue();
   bool hasStep = module->lookupSymbol<func::FuncOp>(stepName) != nullptr;
   if (!entry.empty() && !hasStep)
     return failWith(inputFile + " has no function @" + entry);
   std::string pipeline;
   if (!hasStep) {
     if (!module->lookupSymbol<func::FuncOp>(funcName))
-      return failWith(inputFile + " has neither @train_step nor @" +
-                      funcName + " to build one from");
+      return failWith(inputFile + " has neither @train_step nor @" + funcName +
+                      " to build one from");
     auto [name, rest] = StringRef(optimizer).trim().split(' ');
     // lr-argument: the executable's --lr sets the peak learning rate.
     pipeline = ("tessel-train-step{func=" + funcName + " optimizer=" + name +
@@ -282,15 +287,13 @@ int main(int argc, char **argv) {
   }
   if (!meshes.empty())
     pipeline += std::string(pipeline.empty() ? "" : ",") + "tessel-propagate";
-  if (!pipeline.empty() &&
-      failed(runPipeline(*module, pipeline, tm, root)))
+  if (!pipeline.empty() && failed(runPipeline(*module, pipeline, tm, root)))
     return 1;
   if (emit == "tessel")
     return failed(writeModule(*module, outputFile));
   if (!meshes.empty() &&
-      failed(runPipeline(*module,
-                         "tessel-partition,tessel-optimize-collectives", tm,
-                         root)))
+      failed(runPipeline(
+          *module, "tessel-partition,tessel-optimize-collectives", tm, root)))
     return 1;
   if (emit == "local")
     return failed(writeModule(*module, outputFile));
@@ -363,12 +366,18 @@ int main(int argc, char **argv) {
   if (!driver)
     return failWith("cannot find the C++ compiler driver '" + cxx +
                     "' to link with (set TESSEL_CXX)");
-  std::vector<std::string> args = {*driver, object, "-o", outputFile,
-                                   TESSEL_RT_LIBRARY, TESSEL_SUPPORT_LIBRARY,
+  std::vector<std::string> args = {*driver,
+                                   object,
+                                   "-o",
+                                   outputFile,
+                                   TESSEL_RT_LIBRARY,
+                                   TESSEL_SUPPORT_LIBRARY,
                                    TESSEL_OPENBLAS_LIBRARY,
-                                   "-L" TESSEL_LLVM_LIBRARY_DIR, "-lLLVM",
+                                   "-L" TESSEL_LLVM_LIBRARY_DIR,
+                                   "-lLLVM",
                                    "-Wl,-rpath," TESSEL_LLVM_LIBRARY_DIR,
-                                   "-lm", "-lpthread"};
+                                   "-lm",
+                                   "-lpthread"};
   // MPI's libraries (a ;-separated CMake list; empty without MPI).
   SmallVector<StringRef> mpiLibraries;
   StringRef(TESSEL_MPI_LIBRARIES).split(mpiLibraries, ';', -1, false);

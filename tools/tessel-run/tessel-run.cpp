@@ -19,11 +19,13 @@
 namespace cl = llvm::cl;
 
 static cl::OptionCategory category("tessel-run options");
-static cl::opt<int> ranks("n", cl::desc("Number of ranks (default: the "
-                                        "program's mesh size)"),
+static cl::opt<int> ranks("n",
+                          cl::desc("Number of ranks (default: the "
+                                   "program's mesh size)"),
                           cl::init(0), cl::cat(category));
-static cl::opt<bool> mpi("mpi", cl::desc("Run the ranks as MPI processes "
-                                         "under mpirun"),
+static cl::opt<bool> mpi("mpi",
+                         cl::desc("Run the ranks as MPI processes "
+                                  "under mpirun"),
                          cl::cat(category));
 static cl::opt<std::string> hostfile("hostfile",
                                      cl::desc("MPI hostfile (implies --mpi)"),

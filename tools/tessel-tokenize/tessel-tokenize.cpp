@@ -88,8 +88,8 @@ int main(int argc, char **argv) {
   size_t split = valOutput.empty()
                      ? data.size()
                      : data.size() - size_t(data.size() * valFraction);
-  if (llvm::Error err = tessel::writeFileAtomically(
-          output, encode(data.take_front(split))))
+  if (llvm::Error err =
+          tessel::writeFileAtomically(output, encode(data.take_front(split))))
     return failWith(llvm::toString(std::move(err)));
   llvm::outs() << output << ": " << split << " tokens (vocabulary 256)\n";
   if (!valOutput.empty()) {

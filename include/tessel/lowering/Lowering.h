@@ -1,4 +1,5 @@
-//===- Lowering.h - tessel to linalg, LLVM and object code -------*- C++ -*-===//
+//===- Lowering.h - tessel to linalg, LLVM and object code -------*- C++
+//-*-===//
 //
 // The CPU backend. `populateTesselToLinalgPatterns` rewrites every tessel op
 // of a per-device program into linalg / tensor / arith / math on tensors,
@@ -33,8 +34,11 @@ namespace mlir::tessel {
 /// calls (element-wise ops, data movement, reductions, normalizations).
 void populateTesselToLinalgPatterns(RewritePatternSet &patterns);
 /// The part of the above for neural-network ops (softmax, norms,
-/// cross-entropy, gather/scatter, one_hot, cumsum).
+/// cross-entropy).
 void populateTesselNNToLinalgPatterns(RewritePatternSet &patterns);
+/// The part for index-driven ops (gather, scatter_add, one_hot, cumsum,
+/// top_k, dropout_mask).
+void populateTesselIndexingToLinalgPatterns(RewritePatternSet &patterns);
 /// The part for dot_general (BLAS) and collectives (runtime).
 void populateTesselRuntimeCallPatterns(RewritePatternSet &patterns);
 
