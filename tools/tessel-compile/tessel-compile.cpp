@@ -106,21 +106,10 @@ std::vector<std::vector<std::string>> dimsOf(DictionaryAttr attrs,
 }
 
 FailureOr<::tessel::DType> dtypeOf(Location loc, Type elem) {
-  using ::tessel::DType;
-  if (elem.isF32())
-    return DType::F32;
-  if (elem.isF64())
-    return DType::F64;
-  if (elem.isBF16())
-    return DType::BF16;
-  if (elem.isF16())
-    return DType::F16;
-  if (elem.isInteger(1))
-    return DType::I1;
-  if (elem.isInteger(32))
-    return DType::I32;
-  if (elem.isInteger(64))
-    return DType::I64;
+  llvm::Expected<::tessel::DType> dt = ti::dtypeOf(elem);
+  if (dt)
+    return *dt;
+  llvm::consumeError(dt.takeError());
   emitError(loc) << "element type " << elem << " cannot cross the runtime "
                  << "boundary; use f16/bf16/f32/f64/i1/i32/i64";
   return failure();
