@@ -53,6 +53,7 @@ struct TesselTrainStepPass
     o.weightDecay = weightDecay;
     o.clipNorm = clipNorm;
     o.lrArgument = lrArgument;
+    o.accumulate = accumulate;
     o.batchNames.assign(batchNames.begin(), batchNames.end());
     std::optional<Recompute> policy = parseRecompute(recompute);
     if (!policy) {

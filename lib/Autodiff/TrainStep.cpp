@@ -145,6 +145,10 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
   bool adam = options.optimizer == TrainStepOptions::Optimizer::AdamW;
   SmallVector<StringRef> slots =
       adam ? SmallVector<StringRef>{"m", "v"} : SmallVector<StringRef>{"mom"};
+  unsigned optimizerSlots = slots.size();
+  // Gradient accumulation keeps the running gradient sum as one more slot.
+  if (options.accumulate)
+    slots.push_back("accum");
   StringRef optName = adam ? "adamw" : "sgd";
 
   // Signature: params, opt state (per slot, per param), data, step.
@@ -187,6 +191,19 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
   for (unsigned a : data) {
     argTypes.push_back(forward.getArgumentTypes()[a]);
     argAttrs.push_back(attrsOf(a));
+  }
+  auto scalarArg = [&](Type type, StringRef argName, StringRef init) {
+    argTypes.push_back(RankedTensorType::get({}, type));
+    argAttrs.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr(TesselDialect::kNameAttrName,
+                        b.getStringAttr(argName)),
+         b.getNamedAttr(TesselDialect::kInitAttrName, b.getStringAttr(init))}));
+  };
+  if (options.accumulate) {
+    // apply != 0: this micro-step ends an optimizer step; grad_scale: 1 /
+    // the number of micro-steps (both set by the runtime).
+    scalarArg(b.getI32Type(), "apply", "ones");
+    scalarArg(b.getF32Type(), "grad_scale", "ones");
   }
   if (options.lrArgument) {
     // The peak learning rate as an argument the runtime may override.
@@ -250,9 +267,15 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
     return body->getArgument(params.size() * (1 + slot) + p);
   };
   Value stepArg = body->getArgument(body->getNumArguments() - 1);
-  Value lrArg = options.lrArgument
-                    ? body->getArgument(body->getNumArguments() - 2)
-                    : Value();
+  unsigned scalarsEnd = body->getNumArguments() - 1; // before step
+  Value lrArg;
+  if (options.lrArgument)
+    lrArg = body->getArgument(--scalarsEnd);
+  Value applyArg, gradScaleArg;
+  if (options.accumulate) {
+    gradScaleArg = body->getArgument(--scalarsEnd);
+    applyArg = body->getArgument(--scalarsEnd);
+  }
 
   // Inline the gradient function.
   IRMapping map;
@@ -283,6 +306,18 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
     }
   }
 
+  // Accumulation: the step's gradient is (running sum + this micro-step's
+  // gradient) * grad_scale; the new running sum is kept unless applied.
+  SmallVector<Value> gradSums;
+  if (options.accumulate) {
+    Value gradScale = ConvertOp::create(b, loc, e.scalar, gradScaleArg);
+    for (unsigned i = 0; i < grads.size(); ++i) {
+      Value sum = e.add(state(optimizerSlots, i), e.toMaster(grads[i]));
+      gradSums.push_back(sum);
+      grads[i] = e.scale(sum, gradScale);
+    }
+  }
+
   // Global gradient norm (master precision) and clipping.
   Value sq;
   for (Value g : grads) {
@@ -304,7 +339,8 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
       e, t, options,
       lrArg ? ConvertOp::create(b, loc, e.scalar, lrArg).getResult() : Value());
 
-  SmallVector<Value> newParams, newState[2];
+  SmallVector<Value> newParams;
+  SmallVector<SmallVector<Value>> newState(slots.size());
   for (auto [i, a] : llvm::enumerate(params)) {
     Value p = forwardArg[a];
     // The update runs in the pipeline stage of the parameter's first user.
@@ -349,6 +385,25 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
     Value np = e.sub(p32, update);
     if (np.getType() != p.getType())
       np = ConvertOp::create(b, loc, p.getType(), np);
+    if (options.accumulate) {
+      // Parameters and optimizer state change only when applied; the sum
+      // restarts from zero then.
+      Value applied = CompareOp::create(
+          b, loc, CompareDirection::ne, applyArg,
+          createSplat(b, loc, autodiff::typeOf(applyArg), 0.0));
+      auto choose = [&](Value updated, Value old) -> Value {
+        RankedTensorType t = autodiff::typeOf(updated);
+        Value pred = BroadcastInDimOp::create(
+            b, loc, t.clone(b.getI1Type()), applied, ArrayRef<int64_t>{});
+        return SelectOp::create(b, loc, pred, updated, old);
+      };
+      np = choose(np, p);
+      for (unsigned sl = 0; sl < optimizerSlots; ++sl)
+        newState[sl].back() = choose(newState[sl].back(), state(sl, i));
+      Value sum = gradSums[i];
+      newState[optimizerSlots].push_back(
+          choose(e.broadcast(e.cst(0.0), sum), sum));
+    }
     newParams.push_back(np);
   }
 

@@ -80,8 +80,9 @@ llvm::cl::opt<double> lrOpt("lr",
                             llvm::cl::init(0), llvm::cl::cat(category));
 llvm::cl::opt<int64_t>
     batchSize("batch-size",
-              llvm::cl::desc("Global batch (sequences per step); must be the "
-                             "compiled one, which is checked"),
+              llvm::cl::desc("Global batch (sequences per optimizer step): "
+                             "the compiled batch, or a multiple of it for a "
+                             "program compiled with --accumulate"),
               llvm::cl::init(0), llvm::cl::cat(category));
 llvm::cl::opt<std::string>
     ckptDir("ckpt",
@@ -141,6 +142,10 @@ struct Run {
   std::vector<std::unique_ptr<MappedSafeTensors>> files;
   std::vector<std::optional<unsigned>> feeds; // per result: argument fed
   std::optional<unsigned> stepArg, idsArg, labelsArg, lossResult, normResult;
+  /// Gradient accumulation (programs compiled with --accumulate): calls per
+  /// optimizer step and the arguments that drive them.
+  int64_t microSteps = 1;
+  std::optional<unsigned> applyArg, gradScaleArg;
   std::optional<TokenFile> tokens;
   int64_t vocab = 0, tokensPerStep = 0;
   int64_t firstStep = 0;
@@ -260,17 +265,6 @@ int runRank(Run &run, Communicator &comm) {
         t.setI(e, k);
       sliceBlock(t, info, p.mesh, dev, args[*run.stepArg].get());
     }
-    if (run.tokens) {
-      if (llvm::Error err = run.tokens->batch(
-              k, ids ? &*ids : nullptr, labels ? &*labels : nullptr, run.vocab))
-        comm.fail(llvm::toString(std::move(err)));
-      if (ids)
-        sliceBlock(*ids, p.arguments[*run.idsArg], p.mesh, dev,
-                   args[*run.idsArg].get());
-      if (labels)
-        sliceBlock(*labels, p.arguments[*run.labelsArg], p.mesh, dev,
-                   args[*run.labelsArg].get());
-    }
     if (dev == failRank && k == failStep) {
       // One write, so lines of other ranks cannot cut into it.
       llvm::errs() << ("rank " + std::to_string(dev) + ": failing at step " +
@@ -280,16 +274,54 @@ int runRank(Run &run, Communicator &comm) {
         std::this_thread::sleep_for(std::chrono::hours(1));
       std::_Exit(3); // dies without a word to the others
     }
-    buffers.clear();
-    for (auto &b : args)
-      buffers.push_back(b.get());
-    for (auto &b : results)
-      buffers.push_back(b.get());
+    auto scalar = [&](unsigned r) {
+      double f;
+      int64_t i;
+      loadElement(p.results[r].dtype, results[r].get(), f, i);
+      return f;
+    };
+    auto setScalar = [&](std::optional<unsigned> a, double value) {
+      if (!a)
+        return;
+      const TensorInfo &info = p.arguments[*a];
+      HostTensor t(info.dtype, info.globalShape);
+      for (int64_t e = 0; e < t.size(); ++e)
+        t.setF(e, value);
+      sliceBlock(t, info, p.mesh, dev, args[*a].get());
+    };
     auto stepStart = std::chrono::steady_clock::now();
     double stepStartUs = ctx.tracing ? ctx.nowUs() : 0;
     double flopsBefore = ctx.gemmFlops, gemmBefore = ctx.gemmSeconds,
            commBefore = ctx.commSeconds;
-    tessel_entry(buffers.data());
+    // One optimizer step: run.microSteps calls, the last one applying.
+    double lossSum = 0;
+    for (int64_t j = 0; j < run.microSteps; ++j) {
+      setScalar(run.applyArg, j + 1 == run.microSteps ? 1.0 : 0.0);
+      setScalar(run.gradScaleArg, 1.0 / double(run.microSteps));
+      if (run.tokens) {
+        if (llvm::Error err = run.tokens->batch(
+                k * run.microSteps + j, ids ? &*ids : nullptr,
+                labels ? &*labels : nullptr, run.vocab))
+          comm.fail(llvm::toString(std::move(err)));
+        if (ids)
+          sliceBlock(*ids, p.arguments[*run.idsArg], p.mesh, dev,
+                     args[*run.idsArg].get());
+        if (labels)
+          sliceBlock(*labels, p.arguments[*run.labelsArg], p.mesh, dev,
+                     args[*run.labelsArg].get());
+      }
+      buffers.clear();
+      for (auto &b : args)
+        buffers.push_back(b.get());
+      for (auto &b : results)
+        buffers.push_back(b.get());
+      tessel_entry(buffers.data());
+      if (run.lossResult)
+        lossSum += scalar(*run.lossResult);
+      for (auto [r, a] : llvm::enumerate(run.feeds))
+        if (a)
+          std::swap(results[r], args[*a]);
+    }
     if (ctx.tracing)
       ctx.events.push_back({"step " + std::to_string(k), "step", stepStartUs,
                             ctx.nowUs() - stepStartUs});
@@ -311,14 +343,10 @@ int runRank(Run &run, Communicator &comm) {
       printed = k + 1;
       last = now;
       llvm::outs() << "step " << k;
-      auto scalar = [&](unsigned r) {
-        double f;
-        int64_t i;
-        loadElement(p.results[r].dtype, results[r].get(), f, i);
-        return f;
-      };
+      // The loss of the whole (accumulated) batch: the micro-steps' mean.
       if (run.lossResult)
-        llvm::outs() << llvm::format(": loss %.6f", scalar(*run.lossResult));
+        llvm::outs() << llvm::format(": loss %.6f",
+                                     lossSum / double(run.microSteps));
       if (run.normResult)
         llvm::outs() << llvm::format(", grad_norm %.6f",
                                      scalar(*run.normResult));
@@ -330,9 +358,6 @@ int runRank(Run &run, Communicator &comm) {
       llvm::outs() << "\n";
       llvm::outs().flush();
     }
-    for (auto [r, a] : llvm::enumerate(run.feeds))
-      if (a)
-        std::swap(results[r], args[*a]);
     // The step's results that feed arguments are now in `args`.
     auto local = [&](size_t r) -> const uint8_t * {
       return run.feeds[r] ? args[*run.feeds[r]].get() : results[r].get();
@@ -459,20 +484,36 @@ int main(int argc, char **argv) {
     run.initial[it->second] = std::move(t);
     run.mapped[it->second] = nullptr;
   }
+  for (auto [name, slot] : {std::pair{"apply", &run.applyArg},
+                            std::pair{"grad_scale", &run.gradScaleArg}}) {
+    auto it = argIndex.find(name);
+    if (it != argIndex.end())
+      *slot = it->second;
+  }
   if (batchSize != 0) {
     auto it = argIndex.find("input_ids");
     if (it == argIndex.end())
       it = argIndex.find("labels");
-    int64_t compiled =
-        it == argIndex.end() || p.arguments[it->second].globalShape.empty()
-            ? -1
-            : p.arguments[it->second].globalShape[0];
-    if (compiled != batchSize)
+    int64_t compiled = it == argIndex.end() ||
+                               p.arguments[it->second].globalShape.empty()
+                           ? -1
+                           : p.arguments[it->second].globalShape[0];
+    if (compiled <= 0)
+      return failWith("--batch-size: this program has no input_ids or labels "
+                      "argument whose first dimension is the batch");
+    if (batchSize % compiled != 0)
       return failWith("--batch-size " + llvm::Twine(int64_t(batchSize)) +
-                      ": this program was compiled for a global batch of " +
+                      " is not a multiple of the compiled global batch of " +
+                      llvm::Twine(compiled) + " sequences");
+    run.microSteps = batchSize / compiled;
+    if (run.microSteps > 1 && !(run.applyArg && run.gradScaleArg))
+      return failWith("--batch-size " + llvm::Twine(int64_t(batchSize)) +
+                      " needs " + llvm::Twine(run.microSteps) +
+                      " micro-batches of the compiled " +
                       llvm::Twine(compiled) +
-                      " sequences; shapes are static, so generate the model "
-                      "with that batch (tessel-models --batch) and recompile");
+                      " per step; compile with tessel-compile --accumulate "
+                      "(gradient accumulation) or generate the model with "
+                      "that batch (tessel-models --batch)");
   }
   if (resume) {
     if (ckptDir.empty())
@@ -488,6 +529,8 @@ int main(int argc, char **argv) {
         continue;
       const TensorInfo &info = p.arguments[*a];
       const SafeTensorsIndex::Entry *e = file.index.find(info.name);
+      if (!e && llvm::StringRef(info.name).contains(".accum."))
+        continue; // a running gradient sum starts at zero
       if (!e)
         return failWith(file.path + ": tensor '" + info.name +
                         "' is missing; this program needs it to resume (was "
@@ -519,7 +562,8 @@ int main(int argc, char **argv) {
       *slot = it->second;
   }
   if (run.idsArg)
-    run.tokensPerStep = numElements(p.arguments[*run.idsArg].globalShape);
+    run.tokensPerStep = numElements(p.arguments[*run.idsArg].globalShape) *
+                        run.microSteps;
   if (!dataFile.empty()) {
     if (tokenType != "uint16" && tokenType != "uint32")
       return failWith("--token-type must be uint16 or uint32");

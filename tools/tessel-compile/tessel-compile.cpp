@@ -78,6 +78,11 @@ cl::opt<std::string> emit("emit",
                           cl::init("exe"), cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"), cl::Prefix,
                            cl::init(2), cl::cat(category));
+cl::opt<bool> accumulate("accumulate",
+                         cl::desc("Gradient accumulation: the program's "
+                                  "--batch-size may be a multiple of the "
+                                  "model's batch"),
+                         cl::cat(category));
 cl::opt<bool> timing("timing", cl::desc("Print the time of every pass"),
                      cl::cat(category));
 cl::opt<bool> printProgramInfo("print-program",
@@ -271,7 +276,8 @@ int main(int argc, char **argv) {
     auto [name, rest] = StringRef(optimizer).trim().split(' ');
     // lr-argument: the executable's --lr sets the peak learning rate.
     pipeline = ("tessel-train-step{func=" + funcName + " optimizer=" + name +
-                " lr-argument=true " + rest + "}")
+                " lr-argument=true" +
+                (accumulate ? " accumulate=true " : " ") + rest + "}")
                    .str();
   }
   if (!meshes.empty())

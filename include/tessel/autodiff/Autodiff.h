@@ -76,6 +76,12 @@ struct TrainStepOptions {
   /// before `step`, initialized to `lr`) instead of a constant, so a
   /// compiled program's --lr can change it.
   bool lrArgument = false;
+  /// Gradient accumulation: a slot `<opt>.accum.<param>` holds the running
+  /// gradient sum, and scalar arguments `apply` (i32) and `grad_scale` (f32)
+  /// say whether this micro-step updates the parameters (with the sum times
+  /// grad_scale) or only adds to the sum. The runtime drives them
+  /// (--batch-size a multiple of the compiled batch).
+  bool accumulate = false;
   /// Mixed precision: when set (bf16 or f16), f32 compute runs in this type
   /// while parameters, optimizer state, gradients, softmax, norms, sums and
   /// the loss stay f32 (see castCompute).

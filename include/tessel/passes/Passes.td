@@ -213,6 +213,10 @@ def TesselTrainStepPass : Pass<"tessel-train-step", "ModuleOp"> {
            "Decoupled weight decay (parameters of rank >= 2)">,
     Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
            "Global gradient-norm clipping threshold (0: off)">,
+    Option<"accumulate", "accumulate", "bool", /*default=*/"false",
+           "Gradient accumulation: an accum slot per parameter and scalar "
+           "arguments 'apply' and 'grad_scale' (micro-steps add to the sum; "
+           "the step with apply != 0 updates with sum * grad_scale)">,
     Option<"lrArgument", "lr-argument", "bool", /*default=*/"false",
            "Take the peak learning rate from an f32 argument 'lr' (before "
            "'step', initialized to constant:lr) instead of a constant">,
