@@ -71,8 +71,10 @@ static constexpr const char *kPipeline =
 static constexpr const char *kPipelineToLLVM =
     "convert-linalg-to-loops,"
     "canonicalize,"
-    "lower-affine,"
+    // Strided views with dynamic offsets expand into affine.apply, which
+    // lower-affine must see after them.
     "expand-strided-metadata,"
+    "lower-affine,"
     "convert-scf-to-cf,"
     "convert-math-to-llvm,"
     "convert-math-to-libm,"

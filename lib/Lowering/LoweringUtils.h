@@ -19,6 +19,11 @@ namespace mlir::tessel::lowering {
 
 using ScalarFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
+/// The type of `op`'s first result.
+inline RankedTensorType resultTensor(Operation *op) {
+  return cast<RankedTensorType>(op->getResult(0).getType());
+}
+
 /// The type element-wise math on `elem` is computed in.
 Type computeType(Type elem);
 /// Converts a scalar between numeric types (float/int/i1, any widths).

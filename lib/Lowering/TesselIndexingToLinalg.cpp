@@ -23,10 +23,6 @@ using namespace mlir::tessel::lowering;
 
 namespace {
 
-RankedTensorType resultTensor(Operation *op) {
-  return cast<RankedTensorType>(op->getResult(0).getType());
-}
-
 /// result[pre, idx..., post] = table[pre, indices[idx...], post], or 0 when
 /// the index is out of range.
 struct GatherLowering : OpRewritePattern<GatherOp> {
@@ -184,7 +180,9 @@ struct OneHotLowering : OpRewritePattern<OneHotOp> {
   }
 };
 
-/// Inclusive prefix sum: a loop over the dimension adding slice k-1 to k.
+/// Inclusive prefix sum: a loop over the dimension adding slice k-1 to k,
+/// in the compute type (16-bit floats are summed in f32 and rounded once
+/// at the end, as the interpreter does).
 struct CumsumLowering : OpRewritePattern<CumsumOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CumsumOp op,
@@ -196,12 +194,24 @@ struct CumsumLowering : OpRewritePattern<CumsumOp> {
       rw.replaceOp(op, op.getInput());
       return success();
     }
+    Type elem = type.getElementType(), sumType = computeType(elem);
+    auto accType = RankedTensorType::get(type.getShape(), sumType);
+    auto convert = [&](Value v, RankedTensorType to) {
+      return elementwise(rw, loc, to, {v},
+                         [&](OpBuilder &b, Location l, ValueRange a) {
+                           return castScalar(b, l, a[0],
+                                             to.getElementType());
+                         });
+    };
     SmallVector<int64_t> sliceShape(type.getShape());
     sliceShape[dim] = 1;
-    auto sliceType = RankedTensorType::get(sliceShape, type.getElementType());
-    Value init = linalg::CopyOp::create(rw, loc, op.getInput(),
-                                        emptyTensor(rw, loc, type))
-                     .getResult(0);
+    auto sliceType = RankedTensorType::get(sliceShape, sumType);
+    // A copy (or a conversion) of the input to scan in place.
+    Value init = sumType == elem
+                     ? linalg::CopyOp::create(rw, loc, op.getInput(),
+                                              emptyTensor(rw, loc, type))
+                           .getResult(0)
+                     : convert(op.getInput(), accType);
     auto cidx = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(rw, loc, v);
     };
@@ -210,36 +220,31 @@ struct CumsumLowering : OpRewritePattern<CumsumOp> {
     rw.setInsertionPointToStart(loop.getBody());
     Value k = loop.getInductionVar(), acc = loop.getRegionIterArg(0);
     Value prev = arith::SubIOp::create(rw, loc, k, cidx(1));
-    auto sliceAt = [&](Value src, Value at) -> Value {
+    // Slice `at` along `dim`: offsets, sizes, strides.
+    auto slice = [&](Value at) {
       SmallVector<OpFoldResult> offsets(rank, rw.getIndexAttr(0)), sizes,
           strides(rank, rw.getIndexAttr(1));
       offsets[dim] = at;
       for (int64_t s : sliceShape)
         sizes.push_back(rw.getIndexAttr(s));
-      return tensor::ExtractSliceOp::create(rw, loc, sliceType, src, offsets,
+      return std::make_tuple(offsets, sizes, strides);
+    };
+    auto sliceAt = [&](Value at) -> Value {
+      auto [offsets, sizes, strides] = slice(at);
+      return tensor::ExtractSliceOp::create(rw, loc, sliceType, acc, offsets,
                                             sizes, strides);
     };
-    Value sum = floatElementwise(rw, loc, sliceType,
-                                 {sliceAt(acc, prev), sliceAt(acc, k)},
-                                 [](OpBuilder &b, Location l, ValueRange a) {
-                                   return addScalars(b, l, a[0], a[1]);
-                                 });
-    if (!isa<FloatType>(type.getElementType()))
-      sum =
-          elementwise(rw, loc, sliceType, {sliceAt(acc, prev), sliceAt(acc, k)},
-                      [](OpBuilder &b, Location l, ValueRange a) {
-                        return addScalars(b, l, a[0], a[1]);
-                      });
-    SmallVector<OpFoldResult> offsets(rank, rw.getIndexAttr(0)), sizes,
-        strides(rank, rw.getIndexAttr(1));
-    offsets[dim] = k;
-    for (int64_t s : sliceShape)
-      sizes.push_back(rw.getIndexAttr(s));
+    Value sum = elementwise(rw, loc, sliceType, {sliceAt(prev), sliceAt(k)},
+                            [](OpBuilder &b, Location l, ValueRange a) {
+                              return addScalars(b, l, a[0], a[1]);
+                            });
+    auto [offsets, sizes, strides] = slice(k);
     Value next = tensor::InsertSliceOp::create(rw, loc, sum, acc, offsets,
                                                sizes, strides);
     scf::YieldOp::create(rw, loc, next);
     rw.setInsertionPointAfter(loop);
-    rw.replaceOp(op, loop.getResult(0));
+    Value scanned = loop.getResult(0);
+    rw.replaceOp(op, sumType == elem ? scanned : convert(scanned, type));
     return success();
   }
 };

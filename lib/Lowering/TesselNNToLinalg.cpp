@@ -22,10 +22,6 @@ using namespace mlir::tessel::lowering;
 
 namespace {
 
-RankedTensorType resultTensor(Operation *op) {
-  return cast<RankedTensorType>(op->getResult(0).getType());
-}
-
 Value wide(OpBuilder &b, Location loc, Value v) {
   return castScalar(b, loc, v, computeType(v.getType()));
 }

@@ -24,10 +24,6 @@ using namespace mlir::tessel::lowering;
 
 namespace {
 
-RankedTensorType resultTensor(Operation *op, unsigned i = 0) {
-  return cast<RankedTensorType>(op->getResult(i).getType());
-}
-
 //===----------------------------------------------------------------------===//
 // Element-wise ops
 //===----------------------------------------------------------------------===//

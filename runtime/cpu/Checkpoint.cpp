@@ -52,11 +52,12 @@ llvm::Error rt::writeCheckpoint(llvm::StringRef dir, int64_t step,
   if (llvm::Error err =
           writeFileAtomically(join(temp, "model.safetensors.index.json"), text))
     return err;
+  llvm::Expected<llvm::json::Value> program = llvm::json::parse(programJson);
+  if (!program)
+    return fail("the program description is not JSON: " +
+                llvm::toString(program.takeError()));
   llvm::json::Value state =
-      llvm::json::Object{{"step", step},
-                         {"program", llvm::json::parse(programJson)
-                                         ? *llvm::json::parse(programJson)
-                                         : llvm::json::Value(nullptr)}};
+      llvm::json::Object{{"step", step}, {"program", std::move(*program)}};
   text.clear();
   llvm::raw_string_ostream(text) << llvm::formatv("{0:2}", state);
   if (llvm::Error err =
