@@ -46,3 +46,7 @@ if config.tessel_have_mpi and shutil.which("mpirun"):
 
 if config.tessel_have_cuda:
     config.available_features.add("cuda")
+
+# The host's architecture, for tests of --cpu names.
+import platform
+config.available_features.add("arch-" + platform.machine())

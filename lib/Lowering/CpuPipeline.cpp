@@ -1,5 +1,6 @@
 //===- CpuPipeline.cpp - linalg on tensors to a native object file --------===//
 
+#include "tessel/lowering/CpuTarget.h"
 #include "tessel/lowering/Lowering.h"
 #include "tessel/runtime/Abi.h"
 
@@ -23,14 +24,9 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
-#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
-#include "llvm/Target/TargetOptions.h"
-#include "llvm/TargetParser/Host.h"
-#include "llvm/TargetParser/SubtargetFeature.h"
 
 #include <mutex>
 
@@ -40,7 +36,7 @@ static llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-void tessel::registerCpuLoweringDialects(DialectRegistry &registry) {
+void mlir::tessel::registerCpuLoweringDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerBuiltinDialectTranslation(registry);
@@ -66,6 +62,10 @@ static constexpr const char *kPipeline =
     "buffer-results-to-out-params{hoist-static-allocs "
     "modify-public-functions},"
     "func.func(buffer-deallocation-pipeline)";
+// Arithmetic on bf16/f16 (LLVM would widen it per op anyway).
+static constexpr const char *kWidenNarrowFloats =
+    "math-extend-to-supported-types{target-type=f32},"
+    "arith-emulate-unsupported-floats{source-types=bf16,f16 target-type=f32}";
 // Then memref.copy -> linalg.copy (strided copies would otherwise call the
 // MLIR C runner library), then:
 static constexpr const char *kPipelineToLLVM =
@@ -194,52 +194,26 @@ struct ApproximateMathPass
   }
 };
 
-LogicalResult tessel::buildCpuLoweringPipeline(OpPassManager &pm) {
+LogicalResult mlir::tessel::buildCpuLoweringPipeline(OpPassManager &pm) {
   static std::once_flag registered;
   std::call_once(registered, [] { registerAllPasses(); });
   if (failed(parsePassPipeline(kPipeline, pm)))
     return failure();
   pm.addPass(std::make_unique<CopyToLinalgPass>());
   pm.addPass(std::make_unique<OutlineKernelsPass>());
+  // bf16/f16 arithmetic in f32, then conversions as integer code (see
+  // ExpandFloatConversions.cpp): the same bits on every CPU.
+  if (failed(parsePassPipeline(kWidenNarrowFloats, pm)))
+    return failure();
+  pm.addPass(mlir::tessel::createExpandFloatConversionsPass());
   pm.addPass(std::make_unique<ApproximateMathPass>());
   return parsePassPipeline(kPipelineToLLVM, pm);
-}
-
-/// The host's target machine (the executable runs where it is built).
-static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
-hostTargetMachine(unsigned optLevel) {
-  static std::once_flag initialized;
-  std::call_once(initialized, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
-  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
-  std::string error;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return fail("no LLVM target for " + triple.str() + ": " + error);
-  llvm::SubtargetFeatures features;
-  for (const auto &feature : llvm::sys::getHostCPUFeatures())
-    features.AddFeature(feature.first(), feature.second);
-  llvm::TargetOptions options;
-  llvm::CodeGenOptLevel level = optLevel >= 3
-                                    ? llvm::CodeGenOptLevel::Aggressive
-                                : optLevel == 2 ? llvm::CodeGenOptLevel::Default
-                                : optLevel == 1 ? llvm::CodeGenOptLevel::Less
-                                                : llvm::CodeGenOptLevel::None;
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), features.getString(), options,
-      llvm::Reloc::PIC_, std::nullopt, level));
-  if (!tm)
-    return fail("could not create a target machine for " + triple.str());
-  return std::move(tm);
 }
 
 /// tessel_entry(void **buffers): calls the program with each buffer expanded
 /// into the memref descriptor fields MLIR's calling convention uses.
 static llvm::Error addEntry(llvm::Module &module,
-                            const tessel::EntrySignature &signature) {
+                            const mlir::tessel::EntrySignature &signature) {
   llvm::Function *program = module.getFunction(signature.function);
   if (!program)
     return fail("the lowered module has no function @" + signature.function);
@@ -280,14 +254,15 @@ static llvm::Error addEntry(llvm::Module &module,
 }
 
 llvm::Expected<std::unique_ptr<llvm::Module>>
-tessel::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
+mlir::tessel::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
                           const EntrySignature &signature,
-                          const std::string &json, unsigned optLevel) {
+                          const std::string &json, const CpuSelection &cpu,
+                          unsigned optLevel) {
   std::unique_ptr<llvm::Module> llvmModule =
       mlir::translateModuleToLLVMIR(module, context, "tessel_program");
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
-  auto tm = hostTargetMachine(optLevel);
+  auto tm = createTargetMachine(cpu, optLevel);
   if (!tm)
     return tm.takeError();
   llvmModule->setDataLayout((*tm)->createDataLayout());
@@ -309,10 +284,11 @@ tessel::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
   return std::move(llvmModule);
 }
 
-llvm::Error tessel::writeObjectFile(llvm::Module &module,
+llvm::Error mlir::tessel::writeObjectFile(llvm::Module &module,
                                     const std::string &path,
+                                    const CpuSelection &cpu,
                                     unsigned optLevel) {
-  auto tm = hostTargetMachine(optLevel);
+  auto tm = createTargetMachine(cpu, optLevel);
   if (!tm)
     return tm.takeError();
   std::error_code ec;

@@ -12,6 +12,7 @@
 #include "RankContext.h"
 #include "tessel/runtime/Abi.h"
 #include "tessel/runtime/Checkpoint.h"
+#include "tessel/runtime/CpuFeatures.h"
 #include "tessel/runtime/Program.h"
 #include "tessel/support/Random.h"
 #include "tessel/support/SafeTensors.h"
@@ -130,6 +131,24 @@ llvm::cl::opt<std::string> failMode("fail-mode",
 int failWith(const llvm::Twine &message) {
   llvm::errs() << "error: " << message << "\n";
   return 1;
+}
+
+/// Why this machine cannot run `target`'s code, or "". The features come
+/// from the CPU, or from TESSEL_HOST_CPU_FEATURES (a comma-separated list;
+/// for tests, or to refuse features on purpose).
+std::string checkCpu(const CpuTarget &target) {
+  if (target.cpu.empty())
+    return "";
+  std::vector<std::string> host;
+  if (const char *given = std::getenv("TESSEL_HOST_CPU_FEATURES")) {
+    llvm::SmallVector<llvm::StringRef> names;
+    llvm::StringRef(given).split(names, ',', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef n : names)
+      host.push_back(n.trim().str());
+  } else {
+    host = hostCpuFeatures();
+  }
+  return cpuMismatch(target, hostArch(), host);
 }
 
 /// What every rank shares: the program, its initial arguments, the data.
@@ -407,6 +426,9 @@ int main(int argc, char **argv) {
     return failWith(llvm::toString(program.takeError()));
   run.program = std::move(*program);
   const Program &p = run.program;
+  // Before any compiled code runs: never SIGILL in a kernel.
+  if (std::string why = checkCpu(p.target); !why.empty())
+    return failWith(why);
   int64_t devices = p.mesh.numDevices();
   int64_t ranks = ranksOpt ? int64_t(ranksOpt) : devices;
   if (ranks != devices && !launchedByMpi())

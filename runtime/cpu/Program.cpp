@@ -86,6 +86,17 @@ llvm::Expected<Program> rt::parseProgram(llvm::StringRef json) {
         return std::move(err);
     }
   }
+  if (const llvm::json::Object *target = root->getObject("target")) {
+    auto text = [&](llvm::StringRef key) {
+      return target->getString(key).value_or("").str();
+    };
+    p.target.triple = text("triple");
+    p.target.cpu = text("cpu");
+    p.target.requested = text("requested");
+    if (const llvm::json::Array *features = target->getArray("features"))
+      for (const llvm::json::Value &f : *features)
+        p.target.features.push_back(f.getAsString().value_or("").str());
+  }
   return p;
 }
 
@@ -121,6 +132,15 @@ std::string rt::printProgram(const Program &p) {
                           {"sizes", llvm::json::Array(p.mesh.axisSizes)}}},
       {"arguments", tensors(p.arguments)},
       {"results", tensors(p.results)}};
+  if (!p.target.cpu.empty()) {
+    llvm::json::Array features;
+    for (const std::string &f : p.target.features)
+      features.push_back(f);
+    root["target"] = llvm::json::Object{{"triple", p.target.triple},
+                                        {"cpu", p.target.cpu},
+                                        {"requested", p.target.requested},
+                                        {"features", std::move(features)}};
+  }
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::json::Value(std::move(root));

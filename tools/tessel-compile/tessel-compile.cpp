@@ -2,7 +2,8 @@
 //
 //   tessel-compile MODEL.mlir [--mesh "dp=2,tp=2" [--strategy S | --rules F]]
 //       [--optimizer "adamw lr=3e-3 warmup=10 ..."] [-O2] [--timing]
-//       [--emit=tessel|local|linalg|llvm|obj|exe] -o NAME
+//       [--cpu native|x86-64-v3|...] [--emit=tessel|local|linalg|llvm|obj|exe]
+//       -o NAME
 //
 // Runs the whole flow: train step (when MODEL has @forward and no
 // @train_step) -> propagate -> partition -> optimize collectives -> lower to
@@ -14,6 +15,7 @@
 #include "tessel/dialects/tessel/TesselOps.h"
 #include "tessel/interpreter/Inputs.h"
 #include "tessel/interpreter/Interpreter.h"
+#include "tessel/lowering/CpuTarget.h"
 #include "tessel/lowering/Lowering.h"
 #include "tessel/passes/Passes.h"
 #include "tessel/runtime/Program.h"
@@ -76,6 +78,16 @@ cl::opt<std::string> emit("emit",
                                    "(partitioned), linalg, llvm (IR), obj, "
                                    "exe (default)"),
                           cl::init("exe"), cl::cat(category));
+cl::opt<std::string> cpuName(
+    "cpu",
+    cl::desc("CPU to generate code for: x86-64-v3 (default on x86-64: AVX2 "
+             "and FMA, portable to x86 machines since 2013-2015), "
+             "x86-64-v2, x86-64-v4 (AVX-512), native (this machine's CPU and "
+             "every feature it has; fastest, may not run elsewhere), or an "
+             "LLVM CPU name (e.g. sapphirerapids, znver4, neoverse-v2). The "
+             "executable checks at start-up that its machine has the "
+             "features"),
+    cl::value_desc("NAME"), cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"), cl::Prefix,
                            cl::init(2), cl::cat(category));
 cl::opt<bool> accumulate("accumulate",
@@ -216,6 +228,10 @@ int main(int argc, char **argv) {
   if (!strategy.empty() && !rulesFile.empty())
     return failWith("give --strategy or --rules, not both");
 
+  llvm::Expected<CpuSelection> cpu = selectCpu(cpuName);
+  if (!cpu)
+    return failWith(llvm::toString(cpu.takeError()));
+
   DialectRegistry registry;
   registerCpuLoweringDialects(registry);
   registry.insert<TesselDialect>();
@@ -301,6 +317,7 @@ int main(int argc, char **argv) {
   FailureOr<::tessel::rt::Program> program = describe(step);
   if (failed(program))
     return 1;
+  program->target = cpu->described;
   std::string json = ::tessel::rt::printProgram(*program);
   if (printProgramInfo)
     llvm::outs() << json << "\n";
@@ -329,7 +346,8 @@ int main(int argc, char **argv) {
   {
     TimingScope t = root.nest("translate to LLVM IR and optimize");
     auto translated =
-        translateToLLVMIR(*module, llvmContext, signature, json, optLevel);
+        translateToLLVMIR(*module, llvmContext, signature, json, *cpu,
+                          optLevel);
     if (!translated)
       return failWith(llvm::toString(translated.takeError()));
     llvmModule = std::move(*translated);
@@ -346,7 +364,7 @@ int main(int argc, char **argv) {
   std::string object = emit == "obj" ? outputFile : outputFile + ".o";
   {
     TimingScope t = root.nest("emit object code");
-    if (llvm::Error err = writeObjectFile(*llvmModule, object, optLevel))
+    if (llvm::Error err = writeObjectFile(*llvmModule, object, *cpu, optLevel))
       return failWith(llvm::toString(std::move(err)));
   }
   if (emit == "obj")

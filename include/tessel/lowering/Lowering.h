@@ -26,6 +26,7 @@
 namespace llvm {
 class LLVMContext;
 class Module;
+class TargetMachine;
 } // namespace llvm
 
 namespace mlir::tessel {
@@ -48,6 +49,13 @@ void registerCpuLoweringDialects(DialectRegistry &registry);
 /// After --tessel-lower-to-linalg: fuse, bufferize, lower to the LLVM dialect.
 LogicalResult buildCpuLoweringPipeline(OpPassManager &pm);
 
+/// Rewrites every conversion to or from bf16/f16 into integer code (round to
+/// nearest even, NaN/Inf/denormals kept), so no CPU's instructions or
+/// toolchain's runtime library decide the bits.
+std::unique_ptr<Pass> createExpandFloatConversionsPass();
+
+struct CpuSelection; // tessel/lowering/CpuTarget.h
+
 /// The memref shape of each argument of `func` (then each result), recorded
 /// before bufferization turns results into trailing arguments.
 struct EntrySignature {
@@ -57,15 +65,15 @@ struct EntrySignature {
 
 /// Translates an LLVM-dialect module to LLVM IR, adds `tessel_entry` (one
 /// pointer per buffer of `signature`) and the program description `json`,
-/// and optimizes at `optLevel`.
+/// and optimizes at `optLevel` for `cpu`.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
                   const EntrySignature &signature, const std::string &json,
-                  unsigned optLevel);
+                  const CpuSelection &cpu, unsigned optLevel);
 
-/// Writes `module` as a native object file for the host.
+/// Writes `module` as a native object file for `cpu`.
 llvm::Error writeObjectFile(llvm::Module &module, const std::string &path,
-                            unsigned optLevel);
+                            const CpuSelection &cpu, unsigned optLevel);
 
 } // namespace mlir::tessel
 

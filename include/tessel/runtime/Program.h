@@ -9,7 +9,9 @@
 //    "arguments": [{"name": "wte.weight", "dtype": "f32",
 //                   "shape": [64, 128], "global_shape": [128, 128],
 //                   "dims": [["tp"], []], "init": "normal:0.02"}, ...],
-//    "results": [ same fields but "init" ]}
+//    "results": [ same fields but "init" ],
+//    "target": {"triple": "x86_64-pc-linux-gnu", "cpu": "x86-64-v3",
+//               "requested": "x86-64-v3", "features": ["avx", "avx2", ...]}}
 //
 // "shape" is the per-device block: each dimension is ceil(global / devices
 // splitting it); the padding of uneven dimensions is zero on input.
@@ -19,6 +21,7 @@
 #ifndef TESSEL_RUNTIME_PROGRAM_H
 #define TESSEL_RUNTIME_PROGRAM_H
 
+#include "tessel/runtime/CpuFeatures.h"
 #include "tessel/support/DType.h"
 #include "tessel/support/HostTensor.h"
 #include "tessel/support/Mesh.h"
@@ -44,6 +47,7 @@ struct Program {
   std::string function;
   MeshShape mesh;
   std::vector<TensorInfo> arguments, results;
+  CpuTarget target; ///< empty for programs described before compilation
 };
 
 llvm::Expected<Program> parseProgram(llvm::StringRef json);
