@@ -12,7 +12,7 @@ config.suffixes = [".mlir", ".test"]
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
                    "fuzz_broken_inputs.py", "check_partition.py", "check_propagation.py",
                    "grad_check.py", "train_step_check.py", "check_compiled.py",
-                   "regressions", "damage_checkpoint.py", "check_trace.py", "compare_saved.py"]
+                   "regressions", "damage_checkpoint.py", "check_trace.py", "compare_saved.py", "compare_losses.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tessel_obj_root, "test")
 

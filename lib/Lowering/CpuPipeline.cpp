@@ -140,16 +140,29 @@ struct OutlineKernelsPass
         else
           inputs.insert(v);
       }
+      // bf16/f16 scalars cross the call as their bits: passing them as
+      // floats makes LLVM convert through f32 at the call boundary (a
+      // libgcc call on CPUs without bf16 instructions).
+      auto passedAs = [&](Type t) -> Type {
+        if (t.isBF16() || t.isF16())
+          return b.getI16Type();
+        return t;
+      };
+      SmallVector<Type> argTypes;
+      for (Value v : inputs)
+        argTypes.push_back(passedAs(v.getType()));
       b.setInsertionPointToEnd(module.getBody());
-      auto kernel = func::FuncOp::create(
-          b, op->getLoc(), "__tessel_kernel",
-          b.getFunctionType(TypeRange(inputs.getArrayRef()), {}));
+      auto kernel = func::FuncOp::create(b, op->getLoc(), "__tessel_kernel",
+                                         b.getFunctionType(argTypes, {}));
       kernel.setPrivate();
       Block *body = kernel.addEntryBlock();
       b.setInsertionPointToStart(body);
       IRMapping map;
       for (auto [v, arg] : llvm::zip(inputs, body->getArguments()))
-        map.map(v, arg);
+        map.map(v, arg.getType() == v.getType()
+                       ? Value(arg)
+                       : arith::BitcastOp::create(b, op->getLoc(),
+                                                  v.getType(), arg));
       for (Operation *c : constants)
         b.clone(*c, map);
       b.clone(*op, map);
@@ -166,8 +179,12 @@ struct OutlineKernelsPass
         kernel.erase();
       kernel = it->second;
       b.setInsertionPoint(op);
-      func::CallOp::create(b, op->getLoc(), kernel,
-                           ValueRange(inputs.getArrayRef()));
+      SmallVector<Value> args;
+      for (auto [v, t] : llvm::zip(inputs, argTypes))
+        args.push_back(t == v.getType() ? v
+                                        : arith::BitcastOp::create(
+                                              b, op->getLoc(), t, v));
+      func::CallOp::create(b, op->getLoc(), kernel, args);
       op->erase();
     }
   }

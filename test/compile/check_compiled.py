@@ -83,6 +83,7 @@ def main():
     p.add_argument("--mpi", action="store_true",
                    help="run the executables under mpirun")
     p.add_argument("--data", default="", help="token file for both")
+    p.add_argument("--cpu", default="", help="tessel-compile --cpu")
     args = p.parse_args()
     tool = lambda t: os.path.join(args.bin, t)  # noqa: E731
     patterns = [re.compile(x) for x in args.only.split(",") if x]
@@ -105,6 +106,8 @@ def main():
                               + data)
                 cmd = [tool("tessel-compile"), base + ".mlir", "--optimizer",
                        args.optimizer, "-o", base + ".exe"]
+                if args.cpu:
+                    cmd += ["--cpu", args.cpu]
                 if mesh:
                     cmd += ["--mesh", mesh, "--strategy", strategy]
                 run(cmd)
