@@ -391,11 +391,13 @@ int main(int argc, char **argv) {
                                    "-Wl,-rpath," TESSEL_LLVM_LIBRARY_DIR,
                                    "-lm",
                                    "-lpthread"};
-  // MPI's libraries (a ;-separated CMake list; empty without MPI).
-  SmallVector<StringRef> mpiLibraries;
-  StringRef(TESSEL_MPI_LIBRARIES).split(mpiLibraries, ';', -1, false);
-  for (StringRef lib : mpiLibraries)
-    args.push_back(lib.str());
+  // MPI's libraries, and the sanitizers a TESSEL_SANITIZE build of the
+  // runtime needs (;-separated CMake lists; usually empty).
+  SmallVector<StringRef> extra;
+  StringRef(TESSEL_MPI_LIBRARIES).split(extra, ';', -1, false);
+  StringRef(TESSEL_LINK_FLAGS).split(extra, ';', -1, false);
+  for (StringRef arg : extra)
+    args.push_back(arg.str());
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::string linkError;
   int rc = llvm::sys::ExecuteAndWait(*driver, argRefs, std::nullopt, {}, 0, 0,
