@@ -35,6 +35,7 @@ tools = [
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 config.substitutions.append(("%tessel_src", config.tessel_src_root))
 config.substitutions.append(("%tessel_bin", config.tessel_tools_dir))
+config.substitutions.append(("%tessel_build", config.tessel_obj_root))
 config.substitutions.append(("%PYTHON", sys.executable))
 
 # Programs run under mpirun where the runtime has MPI and mpirun exists.

@@ -60,9 +60,9 @@ static llvm::cl::opt<std::string>
              llvm::cl::cat(toolCategory));
 static llvm::cl::opt<std::string> expectFile(
     "expect",
-    llvm::cl::desc(
-        "Compare the outputs with this safetensors file "
-        "(by name, llvm::cl::cat(toolCategory)); exit 1 on a mismatch"));
+    llvm::cl::desc("Compare the outputs with this safetensors file "
+                   "(by name); exit 1 on a mismatch"),
+    llvm::cl::cat(toolCategory));
 static llvm::cl::opt<double>
     relTol("rtol", llvm::cl::desc("Relative tolerance for --expect"),
            llvm::cl::init(1e-5), llvm::cl::cat(toolCategory));
