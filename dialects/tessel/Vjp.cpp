@@ -221,10 +221,15 @@ LogicalResult ReduceOp::buildVjp(OpBuilder &builder, ArrayRef<Value> gs,
     }
     case ReduceKind::max:
     case ReduceKind::min: {
-      // To every position equal to the extreme.
+      // Split evenly among the positions equal to the extreme (as JAX
+      // does), so the gradient still sums to the cotangent at ties.
       Value hit =
           e.cmp(CompareDirection::eq, x(0), e.unreduce(y, x(0), o.getDims()));
-      out[0] = e.select(hit, back, e.zerosLike(back));
+      Value ones = e.select(hit, e.splat(x(0), 1.0), e.zerosLike(x(0)));
+      Value ties = e.unreduce(ReduceOp::create(builder, e.loc, ReduceKind::sum,
+                                               ones, o.getDims()),
+                              x(0), o.getDims());
+      out[0] = e.select(hit, e.div(back, ties), e.zerosLike(back));
       break;
     }
     }

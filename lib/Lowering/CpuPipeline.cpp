@@ -58,7 +58,9 @@ static constexpr const char *kPipeline =
     "linalg-fuse-elementwise-ops,"
     "canonicalize,cse,"
     "one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map},"
+    "function-boundary-type-conversion=identity-layout-map}";
+// Then CopyAliasedResultsPass, then:
+static constexpr const char *kPipelineOutParams =
     "buffer-results-to-out-params{hoist-static-allocs "
     "modify-public-functions},"
     "func.func(buffer-deallocation-pipeline)";
@@ -104,6 +106,34 @@ struct CopyToLinalgPass
   }
 };
 } // namespace
+
+/// Gives every returned buffer a home of its own: a buffer returned twice
+/// (`return %v, %v`), or an argument returned as is, is copied, since
+/// buffer-results-to-out-params cannot write one buffer into two
+/// out-parameters (it crashes).
+struct CopyAliasedResultsPass
+    : PassWrapper<CopyAliasedResultsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopyAliasedResultsPass)
+  StringRef getArgument() const override {
+    return "tessel-copy-aliased-results";
+  }
+  void runOnOperation() override {
+    getOperation().walk([](func::ReturnOp ret) {
+      OpBuilder b(ret);
+      llvm::SmallDenseSet<Value, 8> seen;
+      for (OpOperand &o : ret->getOpOperands()) {
+        auto type = dyn_cast<MemRefType>(o.get().getType());
+        bool aliased =
+            !seen.insert(o.get()).second || isa<BlockArgument>(o.get());
+        if (!type || !aliased || !type.hasStaticShape())
+          continue;
+        Value copy = memref::AllocOp::create(b, ret.getLoc(), type);
+        memref::CopyOp::create(b, ret.getLoc(), o.get(), copy);
+        o.set(copy);
+      }
+    });
+  }
+};
 
 /// Moves every linalg op of the program into a function of its own (a
 /// kernel), so that LLVM optimizes many small functions instead of one
@@ -215,6 +245,9 @@ LogicalResult mlir::tessel::buildCpuLoweringPipeline(OpPassManager &pm) {
   static std::once_flag registered;
   std::call_once(registered, [] { registerAllPasses(); });
   if (failed(parsePassPipeline(kPipeline, pm)))
+    return failure();
+  pm.addPass(std::make_unique<CopyAliasedResultsPass>());
+  if (failed(parsePassPipeline(kPipelineOutParams, pm)))
     return failure();
   pm.addPass(std::make_unique<CopyToLinalgPass>());
   pm.addPass(std::make_unique<OutlineKernelsPass>());

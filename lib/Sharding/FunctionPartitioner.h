@@ -36,6 +36,15 @@ public:
   LogicalResult run();
 
 private:
+  /// The local value and layout of a partitioned global value, by
+  /// reference into `locals` (valid until the next insertion). Never
+  /// `locals.lookup`: it returns a copy, and a reference into that copy
+  /// (`lookup(v).layout.dims[d]`) dangles once the statement ends.
+  const Local &localOf(Value global) const {
+    static const Local none;
+    auto it = locals.find(global);
+    return it == locals.end() ? none : it->second;
+  }
   /// The layout a value should have (its propagated sharding).
   Layout wanted(Value v);
   FailureOr<Value> operandAs(Location loc, Value global, const Layout &to);

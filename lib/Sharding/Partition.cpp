@@ -43,7 +43,7 @@ Layout FunctionPartitioner::wanted(Value v) {
 
 FailureOr<Value> FunctionPartitioner::operandAs(Location loc, Value global,
                                                 const Layout &to) {
-  const Local &l = locals.lookup(global);
+  const Local &l = localOf(global);
   if (l.layout == to)
     return l.value;
   // One reshard per value and layout: later users reuse it.
@@ -139,7 +139,7 @@ FunctionPartitioner::chooseFactors(Operation *op, OpShardingRuleAttr rule) {
       for (auto [d, dim] : llvm::enumerate(m.getDims())) {
         if (!llvm::is_contained(dim.getFactors(), f))
           continue;
-        const AxisList &axes = locals.lookup(v).layout.dims[d];
+        const AxisList &axes = localOf(v).layout.dims[d];
         if (dim.getFactors().size() != 1 || axes.empty() ||
             (agreed && *agreed != axes))
           consensus = false;
@@ -160,7 +160,7 @@ FunctionPartitioner::chooseFactors(Operation *op, OpShardingRuleAttr rule) {
   for (auto [v, m] : llvm::zip(op->getOperands(), rule.getOperands())) {
     if (!isa<RankedTensorType>(v.getType()))
       continue;
-    const Layout &l = locals.lookup(v).layout;
+    const Layout &l = localOf(v).layout;
     for (auto [d, dim] : llvm::enumerate(m.getDims()))
       take(dim.getFactors(), l.dims[d], true);
   }
@@ -236,7 +236,7 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
     Operation *clone = builder.clone(*op);
     clone->removeAttr(TesselDialect::kShardingAttrName);
     for (OpOperand &o : clone->getOpOperands())
-      o.set(locals.lookup(op->getOperand(o.getOperandNumber())).value);
+      o.set(localOf(op->getOperand(o.getOperandNumber())).value);
     locals[op->getResult(0)] = {clone->getResult(0),
                                 Layout::replicated(typeOf(op->getResult(0))
                                                        .getRank())};
@@ -247,22 +247,22 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
   // where it is used (the global gradient norm adds one partial squared sum
   // per parameter, which then costs one all-reduce instead of one each).
   if (isa<AddOp, SubOp>(op)) {
-    const Layout &first = locals.lookup(op->getOperand(0)).layout;
+    const Layout &first = localOf(op->getOperand(0)).layout;
     bool samePartial =
         !first.partial.empty() && first.partialKind == CollectiveKind::sum &&
         isa<FloatType>(typeOf(op->getResult(0)).getElementType()) &&
         llvm::all_of(op->getOperands(), [&](Value v) {
-          return locals.lookup(v).layout == first;
+          return localOf(v).layout == first;
         });
     if (samePartial) {
       IRMapping mapping;
       for (Value v : op->getOperands())
-        mapping.map(v, locals.lookup(v).value);
+        mapping.map(v, localOf(v).value);
       Operation *local = builder.clone(*op, mapping);
       local->removeAttr(TesselDialect::kShardingAttrName);
       local->removeAttr(TesselDialect::kLogicalAxesAttrName);
       Value lr = local->getResult(0);
-      lr.setType(locals.lookup(op->getOperand(0)).value.getType());
+      lr.setType(localOf(op->getOperand(0)).value.getType());
       locals[op->getResult(0)] = {lr, first};
       return success();
     }
@@ -289,7 +289,10 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
                : reduce.getKind() == ReduceKind::min
                    ? std::numeric_limits<double>::infinity()
                    : 0.0;
-  IRMapping mapping;
+  // Per operand, not per value: an op may use one value twice in two
+  // layouts (x . x contracts a dimension of one use and keeps it in the
+  // other), which one IRMapping entry per value could not tell apart.
+  SmallVector<Value> localOperands;
   for (auto [v, m] : llvm::zip(op->getOperands(), rule.getOperands())) {
     Layout to = layoutFor(rule, m, factors, typeOf(v));
     FailureOr<Value> local = operandAs(loc, v, to);
@@ -300,9 +303,10 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
       if (dim.getFactors().size() == 1 &&
           rule.isReduction(dim.getFactors()[0]) && !to.dims[d].empty())
         masked = reshaper.maskPadding(loc, masked, to, typeOf(v), d, identity);
-    mapping.map(v, masked);
+    localOperands.push_back(masked);
   }
-  Operation *local = builder.clone(*op, mapping);
+  Operation *local = builder.clone(*op);
+  local->setOperands(localOperands);
   local->removeAttr(TesselDialect::kShardingAttrName);
   local->removeAttr(TesselDialect::kLogicalAxesAttrName);
   AxisList partial;

@@ -70,7 +70,7 @@ FunctionPartitioner::partitionCrossEntropy(SoftmaxCrossEntropyOp ce) {
   int64_t last = logitsType.getRank() - 1;
 
   // Positions: as the labels lie (or as the per-position result wants).
-  Layout labels = locals.lookup(ce.getLabels()).layout;
+  Layout labels = localOf(ce.getLabels()).layout;
   labels.partial.clear();
   if (ce.getReduction() == LossReduction::none)
     labels.dims = wanted(ce.getResult()).dims;
@@ -79,7 +79,7 @@ FunctionPartitioner::partitionCrossEntropy(SoftmaxCrossEntropyOp ce) {
   for (const AxisList &d : labels.dims)
     used.insert(d.begin(), d.end());
   AxisList classAxes;
-  for (StringAttr a : locals.lookup(ce.getLogits()).layout.dims[last]) {
+  for (StringAttr a : localOf(ce.getLogits()).layout.dims[last]) {
     if (used.contains(a))
       break;
     classAxes.push_back(a);

@@ -82,8 +82,10 @@ public:
 
 private:
   LogicalResult seedFunction(func::FuncOp func);
+  /// Seeds `v` with a user's sharding; `soft` ones (function results) give
+  /// way where they would split two dimensions over one axis.
   LogicalResult seed(Value v, ShardingAttr sharding, Location loc,
-                     const std::string &what);
+                     const std::string &what, bool soft = false);
   LogicalResult checkOp(Operation *op);
   OpShardingRuleAttr ruleOf(Operation *op);
   /// Propagates through `op`; appends the values that changed.
@@ -129,17 +131,16 @@ private:
 };
 
 LogicalResult Propagator::seed(Value v, ShardingAttr sharding, Location loc,
-                               const std::string &what) {
+                               const std::string &what, bool soft) {
   TensorState &t = stateOf(v);
   if (t.mesh && t.mesh != sharding.getMesh())
     return emitError(loc) << what << " puts " << name(v) << " on mesh "
                           << sharding.getMesh() << " but it is already on "
                           << t.mesh;
-  t.mesh = sharding.getMesh();
-  const Origin *origin = newOrigin({what + " (" + locationString(loc) + ")", {},
-                                    nullptr});
+  // The merged axes of every dimension, checked before any is changed.
+  SmallVector<Axes> merged;
   for (auto [d, ds] : llvm::enumerate(sharding.getDims())) {
-    DimState &cur = t.dims[d];
+    const DimState &cur = t.dims[d];
     Axes axes(ds.getAxes().begin(), ds.getAxes().end());
     if (cur.user) {
       bool compatible = isPrefix(cur.axes, axes) || isPrefix(axes, cur.axes);
@@ -154,15 +155,41 @@ LogicalResult Propagator::seed(Value v, ShardingAttr sharding, Location loc,
              << "; both cannot hold";
         return diag;
       }
-      if (axes.size() > cur.axes.size())
-        cur.axes = axes;
+      merged.push_back(axes.size() > cur.axes.size() ? axes : cur.axes);
+    } else {
+      merged.push_back(axes);
+    }
+  }
+  // Two requirements may each be valid and together use an axis twice.
+  llvm::SmallDenseMap<StringAttr, int64_t, 8> dimOf;
+  for (auto [d, axes] : llvm::enumerate(merged))
+    for (StringAttr a : axes) {
+      auto [it, fresh] = dimOf.try_emplace(a, d);
+      if (fresh)
+        continue;
+      // A function result's annotation is met by resharding at the return.
+      if (soft)
+        return success();
+      return emitError(loc)
+             << what << " and the shardings already required of " << name(v)
+             << " together split its dimensions " << it->second << " and "
+             << d << " over mesh axis \"" << a.getValue()
+             << "\"; a tensor can be split over an axis once";
+    }
+  t.mesh = sharding.getMesh();
+  const Origin *origin = newOrigin({what + " (" + locationString(loc) + ")", {},
+                                    nullptr});
+  for (auto [d, ds] : llvm::enumerate(sharding.getDims())) {
+    DimState &cur = t.dims[d];
+    if (cur.user) {
+      cur.axes = merged[d];
       cur.closed |= ds.isClosed();
       cur.priority = std::min(cur.priority, ds.getPriority().value_or(0));
       if (ds.getPriority())
         cur.userPriority = std::min(cur.userPriority, *ds.getPriority());
       continue;
     }
-    cur.axes = axes;
+    cur.axes = merged[d];
     cur.closed = ds.isClosed();
     cur.user = true;
     cur.priority = ds.getPriority().value_or(0);
@@ -215,7 +242,8 @@ LogicalResult Propagator::seedFunction(func::FuncOp func) {
           if (failed(seed(operand.get(), s, func.getLoc(),
                           "result #" +
                               std::to_string(operand.getOperandNumber()) +
-                              " of " + fname)))
+                              " of " + fname,
+                          /*soft=*/true)))
             return failure();
   return success();
 }

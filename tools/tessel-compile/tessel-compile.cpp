@@ -321,8 +321,11 @@ int main(int argc, char **argv) {
   std::string json = ::tessel::rt::printProgram(*program);
   if (printProgramInfo)
     llvm::outs() << json << "\n";
+  // Under a reserved name: a step called `main` (or any C symbol the
+  // runtime defines) would otherwise take that symbol's place at link time.
+  step.setSymName("__tessel_step");
   EntrySignature signature;
-  signature.function = stepName;
+  signature.function = "__tessel_step";
   for (const auto &t : program->arguments)
     signature.buffers.emplace_back(t.shape.begin(), t.shape.end());
   for (const auto &t : program->results)
