@@ -14,8 +14,13 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${1:-$ROOT/build}
 STEPS=${2:-8}
 BIN=$BUILD/bin
-WORK=$BUILD/bench-cpu
-mkdir -p "$WORK"
+# Temporary files go to a folder made under TESSEL_BENCH_DIR (default: $TMPDIR
+# or /tmp) and removed on exit; nothing else is written.
+BASE=${TESSEL_BENCH_DIR:-${TMPDIR:-/tmp}}
+mkdir -p "$BASE"
+WORK=$(mktemp -d "$BASE/tessel-bench-cpu.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+export TMPDIR="$WORK"
 CBLAS_INC=$(dirname "$(find /usr/include -name cblas.h -path '*openblas*' | head -n 1)")
 cc -O2 -I"$CBLAS_INC" "$ROOT/bench/cpu/sgemm.c" -o "$WORK/sgemm" -lopenblas
 SGEMM=$("$WORK/sgemm" 1024 | awk '{print $3}')

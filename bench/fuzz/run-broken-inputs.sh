@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Long run of the broken-input fuzzer (the test suite runs 600 mutants of
 # seed 1). Usage: bench/fuzz/run-broken-inputs.sh [MUTANTS_PER_SEED] [SEEDS...]
-# Failing inputs stay in $OUT (default /tmp/tessel-fuzz) for triage; turn each
+# Failing inputs stay in $OUT (default $TESSEL_BENCH_DIR/tessel-fuzz) for triage; turn each
 # into a file under test/tools/broken-inputs/Inputs/broken.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -9,7 +9,14 @@ MUTANTS=${1:-5000}
 shift || true
 SEEDS=("$@")
 [ ${#SEEDS[@]} -eq 0 ] && SEEDS=(2 3 4 5)
-OUT=${OUT:-/tmp/tessel-fuzz}
+# Temporary files go to a folder made under TESSEL_BENCH_DIR (default: $TMPDIR
+# or /tmp) and removed on exit; nothing else is written.
+BASE=${TESSEL_BENCH_DIR:-${TMPDIR:-/tmp}}
+mkdir -p "$BASE"
+WORK=$(mktemp -d "$BASE/tessel-fuzz-broken.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+export TMPDIR="$WORK"
+OUT=${OUT:-$BASE/tessel-fuzz}
 status=0
 for seed in "${SEEDS[@]}"; do
   python3 "$ROOT/test/tools/broken-inputs/fuzz_broken_inputs.py" \

@@ -8,6 +8,13 @@ N=${1:-500}
 shift || true
 SEEDS=("$@")
 [ ${#SEEDS[@]} -eq 0 ] && SEEDS=(3 4 5 6)
+# Temporary files go to a folder made under TESSEL_BENCH_DIR (default: $TMPDIR
+# or /tmp) and removed on exit; nothing else is written.
+BASE=${TESSEL_BENCH_DIR:-${TMPDIR:-/tmp}}
+mkdir -p "$BASE"
+WORK=$(mktemp -d "$BASE/tessel-fuzz-partition.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+export TMPDIR="$WORK"
 status=0
 for seed in "${SEEDS[@]}"; do
   python3 "$ROOT/test/partition/check_partition.py" --bin "$ROOT/build/bin" \

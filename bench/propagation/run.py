@@ -10,6 +10,7 @@
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -49,7 +50,19 @@ def main():
     o = p.parse_args()
     opt = os.path.join(o.build, "bin", "tessel-opt")
     models = os.path.join(o.build, "bin", "tessel-models")
-    tmp = tempfile.mkdtemp(prefix="tessel-bench-")
+    # Temporary files under TESSEL_BENCH_DIR (default: the system's), removed
+    # at the end.
+    base = os.environ.get("TESSEL_BENCH_DIR") or None
+    if base:
+        os.makedirs(base, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="tessel-bench-", dir=base)
+    try:
+        run_all(o, opt, models, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_all(o, opt, models, tmp):
     gen = os.path.join(HERE, "gen_chain.py")
 
     print("| layers | tessel-opt wall s | tessel pass s | tessel MiB | "

@@ -7,8 +7,13 @@
 #   bench/train-step/run.sh [BUILD_DIR]
 set -euo pipefail
 BIN=${1:-build}/bin
-WORK=$(mktemp -d)
+# Temporary files go to a folder made under TESSEL_BENCH_DIR (default: $TMPDIR
+# or /tmp) and removed on exit; nothing else is written.
+BASE=${TESSEL_BENCH_DIR:-${TMPDIR:-/tmp}}
+mkdir -p "$BASE"
+WORK=$(mktemp -d "$BASE/tessel-train-step.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
+export TMPDIR="$WORK"
 "$BIN/tessel-models" gpt --layers 96 --hidden 1024 --heads 16 --vocab 50257 \
   --seq 1024 --batch 8 --mesh dp=2,tp=4 --strategy dp-tp -o "$WORK/gpt.mlir"
 echo "forward: $(wc -l < "$WORK/gpt.mlir") lines"
