@@ -193,12 +193,16 @@ class Gen:
             self.p.dtype = r.choice(["f32", "f32", "f64"])
         else:
             self.p.dtype = r.choice(["f32"] * 6 + ["f64"] * 2 + ["bf16"] * 2)
+        # How eagerly dimensions take axes, and how often values are
+        # annotated: programs range from sparse to dense.
+        self.density = r.choice([0.25, 0.4, 0.6])
+        self.annotate_rate = r.choice([0.3, 0.5, 0.8])
         # Mesh: 0-3 axes, sizes including 1, at most 12 devices.
         k = r.choice([0, 1, 1, 2, 2, 2, 3, 3, 3])
         names = r.sample(AXIS_NAMES, k)
         total = 1
         for a in names:
-            s = r.choice([1, 2, 2, 2, 3, 3, 4, 6])
+            s = r.choice([1, 1, 2, 2, 2, 3, 3, 4, 6])
             while total * s > 12:
                 s = r.choice([1, 2])
                 if total * s > 12:
@@ -224,10 +228,10 @@ class Gen:
         free = [a for a, _ in self.p.mesh]
         r.shuffle(free)
         dims = []
+        rate = max(self.density, 0.55) if dense else self.density
         for _ in shape:
             take = []
-            while free and len(take) < 3 and r.random() < (0.55 if dense
-                                                            else 0.35):
+            while free and len(take) < 3 and r.random() < rate:
                 take.append(free.pop())
             is_open = r.random() < 0.45
             prio = r.randint(0, 2) if r.random() < 0.2 else None
@@ -238,7 +242,7 @@ class Gen:
         name = "%%a%d" % len(self.p.args)
         shard = None
         if self.p.mesh and (annotate if annotate is not None
-                            else self.rng.random() < 0.5):
+                            else self.rng.random() < self.annotate_rate):
             shard = self.sharding(t[0])
         if init is None and t[1] in FLOATS:
             init = self.rng.choice(["int:-3:4", "int:-3:4", "normal:1",
@@ -273,7 +277,7 @@ class Gen:
     def emit(self, kind, operands, fmt, tail, rtype):
         v = self.fresh()
         op = Op([(v, rtype)], operands, fmt, tail, kind)
-        if self.p.mesh and self.rng.random() < 0.05:
+        if self.p.mesh and self.rng.random() < 0.07:
             op.sharding = self.sharding(rtype[0])
             self.annots.setdefault(v, []).append(op.sharding)
         self.p.ops.append(op)
@@ -776,7 +780,7 @@ class Gen:
         r = self.rng
         for _ in range(r.randint(1, 3)):
             self.new_arg((self.shape(1, 3), self.p.dtype))
-        for _ in range(r.randint(1, 9)):
+        for _ in range(r.randint(1, 12)):
             self.step()
         ops_vals = [v for o in self.p.ops for v in o.results]
         rets = []
@@ -858,12 +862,17 @@ class Runner:
             if os.path.exists(cmd[0]) or not cmd[0].startswith(self.bin):
                 break
             time.sleep(10)      # the tools are being rebuilt
-        try:
-            p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE,
-                                 stderr=subprocess.STDOUT, text=True,
-                                 errors="replace", start_new_session=True)
-        except OSError as e:
-            return "crash", -1, "cannot run %s: %s" % (cmd[0], e)
+        for attempt in range(60):
+            try:
+                p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True,
+                                     errors="replace", start_new_session=True)
+                break
+            except OSError as e:
+                # A tool being relinked (another engineer rebuilding).
+                if attempt == 59:
+                    raise SystemExit("cannot run %s: %s" % (cmd[0], e))
+                time.sleep(10)
         try:
             out, _ = p.communicate(timeout=timeout or self.timeout)
         except subprocess.TimeoutExpired:
@@ -1053,6 +1062,29 @@ def candidates(prog):
         p = prog.copy()
         p.ops = [o for i, o in enumerate(p.ops) if i not in dead]
         out.append(p)
+    # Delete one dead op.
+    for i in dead[:8]:
+        p = prog.copy()
+        del p.ops[i]
+        out.append(p)
+    # Cut an op off from what computes it: its result becomes an argument.
+    for i in range(len(prog.ops) - 1, -1, -1):
+        o = prog.ops[i]
+        if len(o.results) != 1 or o.kind == "top_k":
+            continue
+        name, t = o.results[0]
+        if not uses(prog).get(name):
+            continue
+        p = prog.copy()
+        del p.ops[i]
+        k = 1 + max([int(a["name"][2:]) for a in prog.args
+                     if a["name"].startswith("%c")] + [0])
+        arg = "%%c%d" % k
+        p.args.append(dict(name=arg, type=t, tname="cut%d" % k,
+                           init="int:-3:4" if t[1] in FLOATS else None,
+                           sharding=None))
+        replace(p, name, arg)
+        out.append(p)
     # Bypass an op: its result's uses take an operand (or an argument) of the
     # same type.
     for i in range(len(prog.ops) - 1, -1, -1):
@@ -1142,8 +1174,21 @@ def first_line(msg):
     return lines[0] if lines else ""
 
 
+def crash_frame(msg):
+    """The first stack frame outside the signal handler and libc."""
+    for m in re.finditer(r"#\d+ 0x[0-9a-f]+ (.*?) \(", msg):
+        fn = m.group(1)
+        if "llvm::sys::" in fn or fn.startswith("0x") or "abort" in fn or \
+                "raise" in fn or "__" in fn[:3]:
+            continue
+        return re.sub(r"\(.*", "", fn)
+    return ""
+
+
 def signature(res):
     line = first_line(res.msg)
+    if res.cls == "crash":
+        line = (crash_frame(res.msg) or line)
     line = re.sub(r"^[^:]*\.mlir:\d+:\d+: ", "", line)
     line = re.sub(r"\d+(\.\d+)?(e[-+]\d+)?", "N", line)
     line = re.sub(r"%\w+", "%v", line)
