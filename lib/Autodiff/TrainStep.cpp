@@ -53,6 +53,8 @@ struct Emitter : autodiff::Emit {
     return ConvertOp::create(b, loc, t.clone(scalar.getElementType()), x);
   }
   Value sumAll(Value x) {
+    if (autodiff::typeOf(x).getRank() == 0) // a scalar parameter
+      return x;
     return ReduceOp::create(
         b, loc, ReduceKind::sum, x,
         llvm::to_vector(llvm::seq<int64_t>(0, autodiff::typeOf(x).getRank())));
