@@ -151,6 +151,27 @@ std::string checkCpu(const CpuTarget &target) {
   return cpuMismatch(target, hostArch(), host);
 }
 
+/// Why the flags' values cannot run, or "".
+std::string checkFlags() {
+  auto atLeast = [](const char *flag, int64_t value, int64_t min) {
+    return value < min ? std::string("--") + flag + " must be at least " +
+                             std::to_string(min) + ", not " +
+                             std::to_string(value)
+                       : std::string();
+  };
+  for (std::string why :
+       {atLeast("steps", steps, 0), atLeast("print-every", printEvery, 1),
+        atLeast("save-every", saveEvery, 0), atLeast("ranks", ranksOpt, 0),
+        atLeast("timeout", timeoutSeconds, 1)})
+    if (!why.empty())
+      return why;
+  if (batchSize < 0) // 0: the compiled batch
+    return "--batch-size must be positive, not " + std::to_string(batchSize);
+  if (tokenType != "uint16" && tokenType != "uint32")
+    return "--token-type must be uint16 or uint32, not " + tokenType;
+  return "";
+}
+
 /// What every rank shares: the program, its initial arguments, the data.
 struct Run {
   Program program;
@@ -420,6 +441,8 @@ int main(int argc, char **argv) {
   llvm::cl::HideUnrelatedOptions(category);
   llvm::cl::ParseCommandLineOptions(argc, argv,
                                     "A training step compiled by Tessel\n");
+  if (std::string why = checkFlags(); !why.empty())
+    return failWith(why);
   Run run;
   llvm::Expected<Program> program = parseProgram(tessel_program);
   if (!program)
@@ -587,8 +610,6 @@ int main(int argc, char **argv) {
     run.tokensPerStep = numElements(p.arguments[*run.idsArg].globalShape) *
                         run.microSteps;
   if (!dataFile.empty()) {
-    if (tokenType != "uint16" && tokenType != "uint32")
-      return failWith("--token-type must be uint16 or uint32");
     if (!run.idsArg && !run.labelsArg)
       return failWith("--data: the program has no argument named input_ids "
                       "or labels");
