@@ -140,8 +140,11 @@ LogicalResult TesselDialect::verifyRegionArgAttribute(Operation *op,
     type = func.getArgumentTypes()[argIndex]; // A declaration has no body.
   if (!type)
     return op->emitOpError() << "has no argument #" << argIndex;
-  return verifyValueAttribute(attr, type, op,
-                              ("argument #" + Twine(argIndex)).str());
+  std::string what = ("argument #" + Twine(argIndex)).str();
+  if (failed(verifyTensorSize(
+          type, [&] { return op->emitOpError(); }, what)))
+    return failure();
+  return verifyValueAttribute(attr, type, op, what);
 }
 
 LogicalResult TesselDialect::verifyRegionResultAttribute(Operation *op,
@@ -152,8 +155,13 @@ LogicalResult TesselDialect::verifyRegionResultAttribute(Operation *op,
   if (!func || resultIndex >= func.getResultTypes().size())
     return op->emitOpError() << "'" << attr.getName().getValue()
                              << "' is only allowed on function results";
+  std::string what = ("result #" + Twine(resultIndex)).str();
+  if (failed(verifyTensorSize(
+          func.getResultTypes()[resultIndex],
+          [&] { return op->emitOpError(); }, what)))
+    return failure();
   return verifyValueAttribute(attr, func.getResultTypes()[resultIndex], op,
-                              ("result #" + Twine(resultIndex)).str());
+                              what);
 }
 
 LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,

@@ -176,6 +176,26 @@ getMeshOrError(Operation *from, FlatSymbolRefAttr mesh,
   return failure();
 }
 
+LogicalResult
+mlir::tessel::verifyTensorSize(Type type,
+                               function_ref<InFlightDiagnostic()> emitError,
+                               StringRef what) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return success();
+  int64_t width = std::max<int64_t>(
+      1, (tensor.getElementTypeBitWidth() + 7) / 8);
+  int64_t count = 1, bytes = 0;
+  bool overflow = false;
+  for (int64_t d : tensor.getShape())
+    overflow |= llvm::MulOverflow(count, d, count);
+  overflow |= llvm::MulOverflow(count, width, bytes);
+  if (overflow)
+    return emitError() << what << " " << type << " has more elements or "
+                       << "bytes than a 64-bit size can count";
+  return success();
+}
+
 LogicalResult mlir::tessel::verifyShardingFor(
     ShardingAttr sharding, Type type, Operation *from,
     function_ref<InFlightDiagnostic()> emitError, StringRef what) {

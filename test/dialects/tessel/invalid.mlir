@@ -902,3 +902,18 @@ tessel.mesh @mesh ["dp"=2]
 func.func @f(%w: tensor<4xf32> {tessel.state_sharding = "dp"}) {
   return
 }
+// -----
+// Tests: a tensor's element count must fit in 64 bits (sizes are multiplied
+// everywhere; 2^64 elements once wrapped to 0).
+// expected-error@+1 {{'func.func' op argument #0 'tensor<4294967296x4294967296xf32>' has more elements or bytes than a 64-bit size can count}}
+func.func @f(%a: tensor<4294967296x4294967296xf32> {tessel.name = "a"}) {
+  return
+}
+// -----
+// Tests: the same for an op's tensors, and for bytes (2^61 f32 elements are
+// 2^63 bytes).
+func.func @g(%a: tensor<2305843009213693952xf32>) {
+  // expected-error@+1 {{'tessel.neg' op operand #0 'tensor<2305843009213693952xf32>' has more elements or bytes than a 64-bit size can count}}
+  %0 = tessel.neg %a : tensor<2305843009213693952xf32>
+  return
+}

@@ -86,8 +86,15 @@ class Tessel_Attr<string name, string attrMnemonic, list<Trait> traits = []>
   let mnemonic = attrMnemonic;
 }
 
+// Every tensor an op touches has an element count and a byte size that fit
+// in int64 (sizes are multiplied everywhere: interpreter, layouts, memory
+// report, runtime buffers).
+def Tessel_TensorSizesFit : NativeOpTrait<"TensorSizesFit"> {
+  let cppNamespace = "::mlir::tessel";
+}
+
 class Tessel_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Tessel_Dialect, mnemonic, traits>;
+    : Op<Tessel_Dialect, mnemonic, !listconcat(traits, [Tessel_TensorSizesFit])>;
 
 //===----------------------------------------------------------------------===//
 // Type constraints

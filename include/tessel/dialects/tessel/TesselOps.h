@@ -19,6 +19,33 @@ OpShardingRuleAttr elementwiseShardingRule(Operation *op);
 
 #include "tessel/dialects/tessel/TesselInterfaces.h.inc"
 
+namespace mlir::tessel {
+/// Checks that a static tensor type's element count and byte size fit in
+/// int64; otherwise reports through `emitError` naming `what`.
+LogicalResult verifyTensorSize(Type type,
+                               function_ref<InFlightDiagnostic()> emitError,
+                               StringRef what);
+
+/// Op trait: every operand and result tensor passes verifyTensorSize.
+template <typename ConcreteType>
+class TensorSizesFit : public OpTrait::TraitBase<ConcreteType, TensorSizesFit> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    for (auto [i, t] : llvm::enumerate(op->getOperandTypes()))
+      if (failed(verifyTensorSize(
+              t, [&] { return op->emitOpError(); },
+              "operand #" + std::to_string(i))))
+        return failure();
+    for (auto [i, t] : llvm::enumerate(op->getResultTypes()))
+      if (failed(verifyTensorSize(
+              t, [&] { return op->emitOpError(); },
+              "result #" + std::to_string(i))))
+        return failure();
+    return success();
+  }
+};
+} // namespace mlir::tessel
+
 #define GET_OP_CLASSES
 #include "tessel/dialects/tessel/TesselOps.h.inc"
 
