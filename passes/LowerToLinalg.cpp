@@ -45,6 +45,8 @@ struct TesselLowerToLinalgPass
     if (unsupported.wasInterrupted())
       return signalPassFailure();
 
+    replaceEmptyResults(module);
+
     ConversionTarget target(getContext());
     target.addLegalDialect<
         arith::ArithDialect, bufferization::BufferizationDialect,
@@ -83,6 +85,33 @@ struct TesselLowerToLinalgPass
         for (StringAttr name : names(func.getResultAttrDict(i)))
           func.removeResultAttr(i, name);
     });
+  }
+
+  /// A tessel op whose results all have no elements computes nothing: its
+  /// results become tensor.empty (the lowerings of slice, pad and the like
+  /// would emit offsets past the end of an empty tensor). Collectives too:
+  /// every rank runs the same program, so every rank skips the same ones.
+  static void replaceEmptyResults(ModuleOp module) {
+    SmallVector<Operation *> empty;
+    module.walk([&](Operation *op) {
+      if (!isa<TesselDialect>(op->getDialect()) || op->getNumResults() == 0)
+        return;
+      bool allEmpty = llvm::all_of(op->getResultTypes(), [](Type t) {
+        auto tensor = dyn_cast<RankedTensorType>(t);
+        return tensor && tensor.hasStaticShape() && tensor.getNumElements() == 0;
+      });
+      if (allEmpty)
+        empty.push_back(op);
+    });
+    for (Operation *op : empty) {
+      OpBuilder b(op);
+      for (Value r : op->getResults()) {
+        auto type = cast<RankedTensorType>(r.getType());
+        r.replaceAllUsesWith(tensor::EmptyOp::create(
+            b, op->getLoc(), type.getShape(), type.getElementType()));
+      }
+      op->erase();
+    }
   }
 };
 } // namespace

@@ -73,7 +73,8 @@ OpShardingRuleAttr ReshapeOp::getShardingRule() {
   // Refine both shapes into one sequence of factors, major to minor.
   size_t i = 0, j = 0;
   int64_t ri = in.empty() ? 1 : in[0], ro = out.empty() ? 1 : out[0];
-  bool ok = true;
+  // An empty tensor refines into nothing (and gcd(0, 0) would divide by 0).
+  bool ok = !llvm::is_contained(in, 0) && !llvm::is_contained(out, 0);
   while (ok) {
     while (i < in.size() && ri == 1) { // exhausted or size-1 dimensions
       if (++i < in.size())
