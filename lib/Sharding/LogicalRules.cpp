@@ -1,6 +1,7 @@
 //===- LogicalRules.cpp - logical axis names to mesh axes -----------------===//
 
 #include "tessel/sharding/LogicalRules.h"
+#include "tessel/support/Json.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -76,7 +77,7 @@ llvm::Error parseRuleObject(const llvm::json::Object &object, StringRef where,
 
 llvm::Expected<LogicalRules> mlir::tessel::parseLogicalRules(StringRef json,
                                                              StringRef source) {
-  llvm::Expected<llvm::json::Value> value = llvm::json::parse(json);
+  llvm::Expected<llvm::json::Value> value = ::tessel::parseJson(json);
   if (!value)
     return fail(source + ": not valid JSON: " +
                 llvm::toString(value.takeError()));

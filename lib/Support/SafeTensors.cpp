@@ -1,6 +1,7 @@
 //===- SafeTensors.cpp - read and write safetensors files -----------------===//
 
 #include "tessel/support/SafeTensors.h"
+#include "tessel/support/Json.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -47,9 +48,13 @@ tessel::indexSafeTensors(llvm::StringRef bytes, llvm::StringRef path) {
     return fail(path,
                 "header length {0} runs past the end of the file ({1} bytes)",
                 headerSize, bytes.size());
+  // The format's own limit (100 MB); a larger length is damage.
+  if (headerSize > 100'000'000)
+    return fail(path, "header length {0} is over the format's 100 MB limit",
+                headerSize);
   llvm::StringRef header = bytes.substr(8, headerSize);
   llvm::StringRef data = bytes.drop_front(8 + headerSize);
-  llvm::Expected<llvm::json::Value> json = llvm::json::parse(header);
+  llvm::Expected<llvm::json::Value> json = ::tessel::parseJson(header);
   if (!json)
     return fail(path, "header is not valid JSON: {0}",
                 llvm::toString(json.takeError()));

@@ -1,6 +1,7 @@
 //===- Checkpoint.cpp - resumable training checkpoints --------------------===//
 
 #include "tessel/runtime/Checkpoint.h"
+#include "tessel/support/Json.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -52,7 +53,7 @@ llvm::Error rt::writeCheckpoint(llvm::StringRef dir, int64_t step,
   if (llvm::Error err =
           writeFileAtomically(join(temp, "model.safetensors.index.json"), text))
     return err;
-  llvm::Expected<llvm::json::Value> program = llvm::json::parse(programJson);
+  llvm::Expected<llvm::json::Value> program = ::tessel::parseJson(programJson);
   if (!program)
     return fail("the program description is not JSON: " +
                 llvm::toString(program.takeError()));
@@ -83,7 +84,7 @@ llvm::Expected<Checkpoint> rt::readLatestCheckpoint(llvm::StringRef dir) {
   if (!stateText)
     return fail(statePath + ": " + stateText.getError().message());
   llvm::Expected<llvm::json::Value> state =
-      llvm::json::parse((*stateText)->getBuffer());
+      ::tessel::parseJson((*stateText)->getBuffer());
   if (!state)
     return fail(statePath + ": " + llvm::toString(state.takeError()));
   std::optional<int64_t> step;

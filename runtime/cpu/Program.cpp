@@ -1,6 +1,7 @@
 //===- Program.cpp - the program description and block layouts -----------===//
 
 #include "tessel/runtime/Program.h"
+#include "tessel/support/Json.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -53,7 +54,7 @@ static llvm::Error parseTensor(const llvm::json::Object &o, TensorInfo &t) {
 }
 
 llvm::Expected<Program> rt::parseProgram(llvm::StringRef json) {
-  llvm::Expected<llvm::json::Value> value = llvm::json::parse(json);
+  llvm::Expected<llvm::json::Value> value = ::tessel::parseJson(json);
   if (!value)
     return fail(llvm::toString(value.takeError()));
   const llvm::json::Object *root = value->getAsObject();
