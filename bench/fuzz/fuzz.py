@@ -1267,6 +1267,8 @@ def main():
             print("// program %d" % i)
             print(make(i).render())
         return 0
+    # A SIGTERM still removes the temporaries (the finally below).
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
     runner = Runner(os.path.abspath(o.bin), o.timeout, o.compile_timeout)
     base = o.out or tempfile.gettempdir()
     os.makedirs(base, exist_ok=True)
