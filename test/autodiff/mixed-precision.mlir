@@ -19,7 +19,9 @@
 // CHECK: tessel.convert %{{.*}} : (tensor<4x8xf32>) -> tensor<4x8xbf16>
 // CHECK: %[[DW:.*]] = tessel.dot_general %[[X]], %{{.*}}, batching = [] x [], contracting = [0] x [0] {{.*}} -> tensor<16x8xbf16>
 // CHECK: %[[DW32:.*]] = tessel.convert %[[DW]] {{.*}}: (tensor<16x8xbf16>) -> tensor<16x8xf32>
-// CHECK: tessel.mul %[[DW32]], %[[DW32]] {tessel.role = "optimizer"} : tensor<16x8xf32>
+// The global norm sums the squares in f64.
+// CHECK: %[[DW64:.*]] = tessel.convert %[[DW32]] {tessel.role = "optimizer"} : (tensor<16x8xf32>) -> tensor<16x8xf64>
+// CHECK: tessel.mul %[[DW64]], %[[DW64]] {tessel.role = "optimizer"} : tensor<16x8xf64>
 
 // BAD: unknown compute-type 'f8'; expected bf16, f16 or f32
 func.func @forward(%w: tensor<16x8xf32> {tessel.name = "w"},
