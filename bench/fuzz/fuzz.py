@@ -93,6 +93,16 @@ class Runner:
             return "crash", p.returncode, out
         return ("ok" if p.returncode == 0 else "fail"), p.returncode, out
 
+    def opt_pass(self, cwd, inp, flag, dst, stage):
+        """Runs one tessel-opt pass; a failure or an output that does not
+        round-trip is a Result, success None."""
+        kind, _, out = self.run([self.tool("tessel-opt"), inp, flag, "-o", dst],
+                                cwd)
+        if kind != "ok":
+            return Result({"fail": "refused"}.get(kind, kind), stage, out,
+                          "tessel-opt %s %s -o %s" % (inp, flag, dst))
+        return self.roundtrip(os.path.join(cwd, dst), cwd, stage)
+
     def roundtrip(self, path, cwd, stage):
         """Printed output must parse, verify and print identically."""
         kind, rc, out = self.run([self.tool("tessel-opt"), path, "-o",
@@ -155,37 +165,18 @@ class Runner:
                     return Result("invalid", "grad-interp", out, cmd)
             return Result("genbug" if kind == "fail" else kind, "interp", out,
                           cmd)
-        kind, rc, out = self.run([self.tool("tessel-opt"), src,
-                                  "--tessel-propagate", "-o", "p.mlir"], cwd)
-        cmd = "tessel-opt %s --tessel-propagate -o p.mlir" % src
-        if kind != "ok":
-            return Result({"fail": "refused"}.get(kind, kind), "propagate",
-                          out, cmd)
-        bad = self.roundtrip(os.path.join(cwd, "p.mlir"), cwd, "propagate")
-        if bad:
-            return bad
-        kind, rc, out = self.run([self.tool("tessel-opt"), "p.mlir",
-                                  "--tessel-partition", "-o", "q.mlir"], cwd)
-        cmd = "tessel-opt p.mlir --tessel-partition -o q.mlir"
-        if kind != "ok":
-            return Result({"fail": "refused"}.get(kind, kind), "partition",
-                          out, cmd)
-        bad = self.roundtrip(os.path.join(cwd, "q.mlir"), cwd, "partition")
-        if bad:
-            return bad
-        outs = [("q.mlir", "partition")]
+        passes = [(src, "--tessel-propagate", "p.mlir", "propagate"),
+                  ("p.mlir", "--tessel-partition", "q.mlir", "partition")]
         if optimize:
-            kind, rc, out = self.run([self.tool("tessel-opt"), "q.mlir",
-                                      "--tessel-optimize-collectives", "-o",
-                                      "o.mlir"], cwd)
-            cmd = "tessel-opt q.mlir --tessel-optimize-collectives -o o.mlir"
-            if kind != "ok":
-                return Result({"fail": "refused"}.get(kind, kind), "optimize",
-                              out, cmd)
-            bad = self.roundtrip(os.path.join(cwd, "o.mlir"), cwd, "optimize")
+            passes.append(("q.mlir", "--tessel-optimize-collectives", "o.mlir",
+                           "optimize"))
+        outs = []
+        for inp, flag, dst, stage in passes:
+            bad = self.opt_pass(cwd, inp, flag, dst, stage)
             if bad:
                 return bad
-            outs.append(("o.mlir", "optimize"))
+            if stage != "propagate":
+                outs.append((dst, stage))
         for path, stage in outs:
             cmd = ("tessel-interp %s --func %s --seed %d --expect ref.st "
                    "--rtol %s --atol %s" % (path, func, seed, rtol, atol))

@@ -10,10 +10,15 @@ overflow to infinity); NaN becomes the quiet NaN with the top payload bits
 and the sign kept (what IEEE 754 recommends and LLVM's APFloat does).
 """
 import json
+import os
 import random
 import struct
 import sys
 from fractions import Fraction
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+import safetensors_io  # noqa: E402
 
 # (exponent bits, fraction bits) of each format.
 FORMATS = {"bf16": (8, 7), "f16": (5, 10), "f32": (8, 23), "f64": (11, 52)}
@@ -138,17 +143,9 @@ def write_inputs(path):
         "h": ("F16", "<H", list(range(65536))),
         "b": ("BF16", "<H", list(range(65536))),
         "i": ("I32", "<i", INTS), "s": ("F32", "<f", SMALL)}
-    header, blobs, off = {}, [], 0
-    for name, (dt, fmt, values) in tensors.items():
-        raw = b"".join(struct.pack(fmt, v) for v in values)
-        header[name] = {"dtype": dt, "shape": [len(values)],
-                        "data_offsets": [off, off + len(raw)]}
-        blobs.append(raw)
-        off += len(raw)
-    h = json.dumps(header).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+    safetensors_io.write_raw(path, {
+        name: (dt, [len(values)], b"".join(struct.pack(fmt, v) for v in values))
+        for name, (dt, fmt, values) in tensors.items()})
 
 
 def read_bits(path):

@@ -55,8 +55,22 @@ def bf16_exact(x):
     return q.astype(np.float32)
 
 
-def write_safetensors(path, tensors):
+def write_raw(path, tensors):
+    """Writes {name: (safetensors dtype, shape, little-endian bytes)}."""
     header, blobs, off = {}, [], 0
+    for name, (dt, shape, raw) in tensors.items():
+        header[name] = {"dtype": dt, "shape": list(shape),
+                        "data_offsets": [off, off + len(raw)]}
+        blobs.append(raw)
+        off += len(raw)
+    h = json.dumps(header).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def write_safetensors(path, tensors):
+    raw = {}
     for name, val in tensors.items():
         if isinstance(val, BF16):
             dt, data = "BF16", bf16_bits(val.values).astype("<u2")
@@ -65,18 +79,8 @@ def write_safetensors(path, tensors):
             arr = np.asarray(val)
             dt = ST_OF[arr.dtype]
             data, shape = arr.astype(arr.dtype.newbyteorder("<")), arr.shape
-        raw = np.ascontiguousarray(data).tobytes()
-        header[name] = {"dtype": dt, "shape": list(shape),
-                        "data_offsets": [off, off + len(raw)]}
-        blobs.append(raw)
-        off += len(raw)
-    h = json.dumps(header).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for b in blobs:
-            f.write(b)
+        raw[name] = (dt, shape, np.ascontiguousarray(data).tobytes())
+    write_raw(path, raw)
 
 
 def read_safetensors(path):
