@@ -394,11 +394,12 @@ int main(int argc, char **argv) {
                                    "-Wl,-rpath," TESSEL_LLVM_LIBRARY_DIR,
                                    "-lm",
                                    "-lpthread"};
-  // MPI's libraries, and the sanitizers a TESSEL_SANITIZE build of the
-  // runtime needs (;-separated CMake lists; usually empty).
+  // MPI's libraries (a ;-separated CMake list), and the sanitizers a
+  // TESSEL_SANITIZE build of the runtime needs (space-separated); usually
+  // both empty.
   SmallVector<StringRef> extra;
   StringRef(TESSEL_MPI_LIBRARIES).split(extra, ';', -1, false);
-  StringRef(TESSEL_LINK_FLAGS).split(extra, ';', -1, false);
+  StringRef(TESSEL_LINK_FLAGS).split(extra, ' ', -1, false);
   for (StringRef arg : extra)
     args.push_back(arg.str());
   SmallVector<StringRef> argRefs(args.begin(), args.end());
