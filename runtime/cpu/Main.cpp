@@ -210,6 +210,8 @@ void gatherResults(Run &run, Communicator &comm, Fn local) {
   const Program &p = run.program;
   for (auto [r, info] : llvm::enumerate(p.results)) {
     int64_t bytes = info.bytes();
+    if (bytes == 0) // an empty tensor: nothing to gather (and no buffer)
+      continue;
     std::vector<uint8_t> all(comm.rank() == 0 ? bytes * comm.size() : 0);
     comm.gatherToRoot(local(r), all.data(), bytes);
     if (comm.rank() == 0)
