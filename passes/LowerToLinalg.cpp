@@ -64,8 +64,11 @@ struct TesselLowerToLinalgPass
     for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
       mesh.erase();
     module.walk([](Operation *op) {
+      // The module keeps what tessel-export-entry recorded for the end of
+      // the pipeline.
       for (NamedAttribute attr : llvm::to_vector(op->getDiscardableAttrs()))
-        if (attr.getName().getValue().starts_with("tessel."))
+        if (attr.getName().getValue().starts_with("tessel.") &&
+            !isa<ModuleOp>(op))
           op->removeDiscardableAttr(attr.getName());
       auto func = dyn_cast<func::FuncOp>(op);
       if (!func)

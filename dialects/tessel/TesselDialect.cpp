@@ -2,6 +2,7 @@
 
 #include "tessel/dialects/tessel/TesselDialect.h"
 #include "tessel/dialects/tessel/TesselOps.h"
+#include "tessel/program/Program.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -86,6 +87,18 @@ LogicalResult verifyValueAttribute(NamedAttribute attr, Type type,
                     << tensor.getRank();
     return success();
   }
+  if (name == TesselDialect::kRuntimeRoleAttrName) {
+    bool argument = StringRef(what).starts_with("argument");
+    auto str = dyn_cast<StringAttr>(attr.getValue());
+    std::optional<::tessel::program::Role> role =
+        str ? ::tessel::program::parseRole(str.getValue()) : std::nullopt;
+    if (!role || (argument ? !::tessel::program::isArgumentRole(*role)
+                           : !::tessel::program::isResultRole(*role)))
+      return emit() << "'" << name << "' on " << what << " must be one of "
+                    << ::tessel::program::listRoles(argument) << ", got "
+                    << attr.getValue();
+    return success();
+  }
   if (name == TesselDialect::kInitAttrName) {
     auto str = dyn_cast<StringAttr>(attr.getValue());
     if (!str)
@@ -120,6 +133,7 @@ LogicalResult verifyValueAttribute(NamedAttribute attr, Type type,
                 << TesselDialect::kInitAttrName << "', '"
                 << TesselDialect::kGlobalTypeAttrName << "', '"
                 << TesselDialect::kStateShardingAttrName << "', '"
+                << TesselDialect::kRuntimeRoleAttrName << "', '"
                 << TesselDialect::kSpmdAttrName << "' (on functions) and '"
                 << TesselDialect::kLayerAttrName << "', '"
                 << TesselDialect::kRecomputeAttrName << "', '"
@@ -169,6 +183,25 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
   StringRef name = attr.getName().getValue();
   if (name == kNameAttrName)
     return verifyValueAttribute(attr, Type(), op, "an operation");
+  if (name == kRuntimeRoleAttrName)
+    return op->emitOpError() << "'" << name << "' belongs on function "
+                             << "arguments and results, not on operations";
+  if (name == ::tessel::program::kProgramAttrName ||
+      name == ::tessel::program::kEntryAttrName) {
+    // Set by tessel-export-entry for tessel-emit-entry.
+    bool ok = isa<ModuleOp>(op) &&
+              (name == ::tessel::program::kProgramAttrName
+                   ? isa<StringAttr>(attr.getValue())
+                   : isa<DictionaryAttr>(attr.getValue()));
+    if (!ok)
+      return op->emitOpError()
+             << "'" << name << "' is the exported entry's "
+             << (name == ::tessel::program::kProgramAttrName
+                     ? "description (a string)"
+                     : "function and buffers (a dictionary)")
+             << " on a module, as tessel-export-entry sets it";
+    return success();
+  }
   if (name == kLayerAttrName || name == kStageAttrName) {
     auto n = dyn_cast<IntegerAttr>(attr.getValue());
     if (!n || n.getInt() < 0)

@@ -170,9 +170,20 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
   });
   Type master = anyF64 ? Type(b.getF64Type()) : Type(b.getF32Type());
   Emitter e{{b, loc}, RankedTensorType::get({}, master)};
+  // What the runtime does with each argument and result.
+  auto role = [&](StringRef r) {
+    return b.getNamedAttr(TesselDialect::kRuntimeRoleAttrName,
+                          b.getStringAttr(r));
+  };
+  auto slotRole = [&](StringRef slot) {
+    return slot == "accum" ? "accumulator" : "optimizer_state";
+  };
   for (unsigned a : params) {
     argTypes.push_back(forward.getArgumentTypes()[a]);
-    argAttrs.push_back(attrsOf(a));
+    NamedAttrList attrs(attrsOf(a));
+    attrs.set(TesselDialect::kRuntimeRoleAttrName,
+              b.getStringAttr("parameter"));
+    argAttrs.push_back(attrs.getDictionary(ctx));
   }
   for (StringRef slot : slots)
     for (unsigned a : params) {
@@ -188,47 +199,44 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
       attrs.set(TesselDialect::kNameAttrName,
                 b.getStringAttr(optName + "." + slot + "." + paramName(a)));
       attrs.set(TesselDialect::kInitAttrName, b.getStringAttr("zeros"));
+      attrs.set(TesselDialect::kRuntimeRoleAttrName,
+                b.getStringAttr(slotRole(slot)));
       argAttrs.push_back(attrs.getDictionary(ctx));
     }
   for (unsigned a : data) {
     argTypes.push_back(forward.getArgumentTypes()[a]);
     argAttrs.push_back(attrsOf(a));
   }
-  auto scalarArg = [&](Type type, StringRef argName, StringRef init) {
+  auto scalarArg = [&](Type type, StringRef argName, StringRef init,
+                       StringRef argRole) {
     argTypes.push_back(RankedTensorType::get({}, type));
     argAttrs.push_back(b.getDictionaryAttr(
         {b.getNamedAttr(TesselDialect::kNameAttrName,
                         b.getStringAttr(argName)),
-         b.getNamedAttr(TesselDialect::kInitAttrName, b.getStringAttr(init))}));
+         b.getNamedAttr(TesselDialect::kInitAttrName, b.getStringAttr(init)),
+         role(argRole)}));
   };
   if (options.accumulate) {
     // apply != 0: this micro-step ends an optimizer step; grad_scale: 1 /
     // the number of micro-steps (both set by the runtime).
-    scalarArg(b.getI32Type(), "apply", "ones");
-    scalarArg(b.getF32Type(), "grad_scale", "ones");
+    scalarArg(b.getI32Type(), "apply", "ones", "apply");
+    scalarArg(b.getF32Type(), "grad_scale", "ones", "grad_scale");
   }
   if (options.lrArgument) {
     // The peak learning rate as an argument the runtime may override.
-    argTypes.push_back(RankedTensorType::get({}, b.getF32Type()));
     char init[48];
     std::snprintf(init, sizeof(init), "constant:%.17g", options.lr);
-    argAttrs.push_back(b.getDictionaryAttr(
-        {b.getNamedAttr(TesselDialect::kNameAttrName, b.getStringAttr("lr")),
-         b.getNamedAttr(TesselDialect::kInitAttrName,
-                        b.getStringAttr(init))}));
+    scalarArg(b.getF32Type(), "lr", init, "learning_rate");
   }
-  auto i32 = RankedTensorType::get({}, b.getI32Type());
-  argTypes.push_back(i32);
-  argAttrs.push_back(b.getDictionaryAttr(
-      {b.getNamedAttr(TesselDialect::kNameAttrName, b.getStringAttr("step")),
-       b.getNamedAttr(TesselDialect::kInitAttrName,
-                      b.getStringAttr("zeros"))}));
+  scalarArg(b.getI32Type(), "step", "zeros", "step");
 
   SmallVector<Type> resultTypes;
   SmallVector<std::string> resultNames;
+  SmallVector<StringRef> resultRoles;
   for (unsigned a : params) {
     resultTypes.push_back(forward.getArgumentTypes()[a]);
     resultNames.push_back(paramName(a));
+    resultRoles.push_back("parameter");
   }
   for (StringRef slot : slots)
     for (unsigned a : params) {
@@ -236,12 +244,15 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
           cast<RankedTensorType>(forward.getArgumentTypes()[a])
               .clone(master));
       resultNames.push_back((optName + "." + slot + "." + paramName(a)).str());
+      resultRoles.push_back(slotRole(slot));
     }
   auto lossType = cast<RankedTensorType>(forward.getResultTypes()[0]);
   resultTypes.push_back(lossType);
   resultNames.push_back("loss");
+  resultRoles.push_back("loss");
   resultTypes.push_back(e.scalar);
   resultNames.push_back("grad_norm");
+  resultRoles.push_back("grad_norm");
 
   b.setInsertionPointAfter(forward);
   auto step = func::FuncOp::create(b, loc, name,
@@ -249,6 +260,8 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
   step.setAllArgAttrs(argAttrs);
   for (auto [i, n] : llvm::enumerate(resultNames)) {
     step.setResultAttr(i, TesselDialect::kNameAttrName, b.getStringAttr(n));
+    step.setResultAttr(i, TesselDialect::kRuntimeRoleAttrName,
+                       b.getStringAttr(resultRoles[i]));
     // New parameters and state are laid out as their arguments, so that a
     // step's results feed the next step as they are.
     if (i < params.size() * (1 + slots.size()))

@@ -260,78 +260,63 @@ LogicalResult mlir::tessel::buildCpuLoweringPipeline(OpPassManager &pm) {
   return parsePassPipeline(kPipelineToLLVM, pm);
 }
 
-/// tessel_entry(void **buffers): calls the program with each buffer expanded
-/// into the memref descriptor fields MLIR's calling convention uses.
-static llvm::Error addEntry(llvm::Module &module,
-                            const mlir::tessel::EntrySignature &signature) {
-  llvm::Function *program = module.getFunction(signature.function);
-  if (!program)
-    return fail("the lowered module has no function @" + signature.function);
-  llvm::LLVMContext &ctx = module.getContext();
-  llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
-  llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
-  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr},
-                                       /*isVarArg=*/false);
-  auto *entry = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
-                                       TESSEL_RT_ENTRY, module);
-  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
-  std::vector<llvm::Value *> args;
-  for (auto [i, shape] : llvm::enumerate(signature.buffers)) {
-    llvm::Value *slot = b.CreateConstGEP1_64(ptr, entry->getArg(0), i);
-    llvm::Value *p = b.CreateLoad(ptr, slot);
-    args.push_back(p);
-    args.push_back(p);
-    args.push_back(llvm::ConstantInt::get(i64, 0));
-    for (int64_t size : shape)
-      args.push_back(llvm::ConstantInt::get(i64, size));
-    int64_t stride = 1;
-    std::vector<int64_t> strides(shape.size());
-    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
-      strides[d] = stride;
-      stride *= shape[d];
-    }
-    for (int64_t s : strides)
-      args.push_back(llvm::ConstantInt::get(i64, s));
-  }
-  if (args.size() != program->arg_size())
-    return fail("@" + signature.function + " takes " +
-                llvm::Twine(program->arg_size()) +
-                " lowered arguments, but its buffers expand to " +
-                llvm::Twine(args.size()));
-  b.CreateCall(program, args);
-  b.CreateRetVoid();
-  return llvm::Error::success();
+namespace {
+struct CpuPipelineOptions : PassPipelineOptions<CpuPipelineOptions> {
+  Option<std::string> function{
+      *this, "function",
+      llvm::cl::desc("The entry function (default: the only public one)")};
+  Option<std::string> cpu{*this, "cpu",
+                          llvm::cl::desc("The CPU, as tessel-compile --cpu")};
+};
+} // namespace
+
+void mlir::tessel::registerCpuPipeline() {
+  PassRegistration<CopyToLinalgPass>();
+  PassRegistration<CopyAliasedResultsPass>();
+  PassRegistration<OutlineKernelsPass>();
+  PassRegistration<ApproximateMathPass>();
+  registerPass([] { return createExpandFloatConversionsPass(); });
+  registerEntryPointPasses();
+  PassPipelineRegistration<>(
+      "tessel-cpu-lowering",
+      "Linalg on tensors to the LLVM dialect: fusion, bufferization, kernels, "
+      "loops (after tessel-lower-to-linalg)",
+      [](OpPassManager &pm) {
+        if (failed(buildCpuLoweringPipeline(pm)))
+          llvm::report_fatal_error("the CPU pipeline does not parse");
+      });
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "tessel-cpu-pipeline",
+      "A partitioned program to an LLVM-dialect module with tessel_entry "
+      "and the program description: what tessel-compile compiles",
+      [](OpPassManager &pm, const CpuPipelineOptions &options) {
+        std::string exportEntry = "tessel-export-entry{function=" +
+                                  options.function + " cpu=" + options.cpu +
+                                  "},tessel-lower-to-linalg";
+        if (failed(parsePassPipeline(exportEntry, pm)) ||
+            failed(buildCpuLoweringPipeline(pm)))
+          llvm::report_fatal_error("the CPU pipeline does not parse");
+        pm.addPass(createEmitEntryPass());
+      });
 }
 
 llvm::Expected<std::unique_ptr<llvm::Module>>
-mlir::tessel::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
-                          const EntrySignature &signature,
-                          const std::string &json, const CpuSelection &cpu,
-                          unsigned optLevel) {
+mlir::tessel::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context) {
   std::unique_ptr<llvm::Module> llvmModule =
-      mlir::translateModuleToLLVMIR(module, context, "tessel_program");
+      mlir::translateModuleToLLVMIR(module, context);
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
+  return std::move(llvmModule);
+}
+
+llvm::Error mlir::tessel::optimizeLLVMIR(llvm::Module &module,
+                                         const CpuSelection &cpu,
+                                         unsigned optLevel) {
   auto tm = createTargetMachine(cpu, optLevel);
   if (!tm)
     return tm.takeError();
-  llvmModule->setDataLayout((*tm)->createDataLayout());
-  llvmModule->setTargetTriple((*tm)->getTargetTriple());
-  if (llvm::Error err = addEntry(*llvmModule, signature))
-    return std::move(err);
-  // Kernels stay functions (see OutlineKernelsPass).
-  for (llvm::Function &f : *llvmModule)
-    if (f.getName().starts_with("__tessel_kernel"))
-      f.addFnAttr(llvm::Attribute::NoInline);
-  llvm::Constant *text = llvm::ConstantDataArray::getString(context, json);
-  new llvm::GlobalVariable(*llvmModule, text->getType(), /*isConstant=*/true,
-                           llvm::GlobalValue::ExternalLinkage, text,
-                           TESSEL_RT_PROGRAM);
-  auto optimize =
-      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, tm->get());
-  if (llvm::Error err = optimize(llvmModule.get()))
-    return std::move(err);
-  return std::move(llvmModule);
+  return makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, tm->get())(
+      &module);
 }
 
 llvm::Error mlir::tessel::writeObjectFile(llvm::Module &module,

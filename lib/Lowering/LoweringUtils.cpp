@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -16,6 +17,34 @@ Type lowering::computeType(Type elem) {
     if (f.getWidth() < 32)
       return Float32Type::get(elem.getContext());
   return elem;
+}
+
+/// fptosi is poison for NaN and out-of-range values (x86 gives INT_MIN);
+/// tessel.convert, as the interpreter (floatToInt), saturates to the integer
+/// type's range and takes NaN to 0.
+static Value saturatingFPToSI(OpBuilder &b, Location loc, Value v,
+                              IntegerType to) {
+  Type from = v.getType();
+  // -2^(w-1) and 2^(w-1) are powers of two: exact in every float type (or
+  // infinite in f16, which then never reaches them).
+  double bound = std::ldexp(1.0, to.getWidth() - 1);
+  auto cmp = [&](arith::CmpFPredicate p, Value x, Value y) {
+    return arith::CmpFOp::create(b, loc, p, x, y).getResult();
+  };
+  auto select = [&](Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y).getResult();
+  };
+  Value raw = arith::FPToSIOp::create(b, loc, to, v);
+  Value min = scalarConst(b, loc, to, -INFINITY),
+        max = scalarConst(b, loc, to, INFINITY),
+        zero = scalarConst(b, loc, to, 0.0);
+  Value r = select(cmp(arith::CmpFPredicate::OGE, v,
+                       scalarConst(b, loc, from, bound)),
+                   max, raw);
+  r = select(cmp(arith::CmpFPredicate::OLE, v,
+                 scalarConst(b, loc, from, -bound)),
+             min, r);
+  return select(cmp(arith::CmpFPredicate::UNO, v, v), zero, r);
 }
 
 Value lowering::castScalar(OpBuilder &b, Location loc, Value v, Type to) {
@@ -33,7 +62,7 @@ Value lowering::castScalar(OpBuilder &b, Location loc, Value v, Type to) {
     if (toW == 1)
       return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v,
                                    scalarConst(b, loc, from, 0.0));
-    return arith::FPToSIOp::create(b, loc, to, v);
+    return saturatingFPToSI(b, loc, v, cast<IntegerType>(to));
   }
   if (toF)
     return fromW == 1 ? arith::UIToFPOp::create(b, loc, to, v).getResult()

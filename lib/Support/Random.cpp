@@ -100,37 +100,41 @@ std::string tessel::printInitSpec(const InitSpec &s) {
   return "";
 }
 
+void tessel::fillElement(HostTensor &t, int64_t k, const InitSpec &spec,
+                         uint64_t seed, uint64_t stream, uint64_t counter) {
+  switch (spec.kind) {
+  case InitSpec::Zeros:
+    t.setF(k, 0.0);
+    return;
+  case InitSpec::Ones:
+    t.setF(k, 1.0);
+    return;
+  case InitSpec::Constant:
+    t.setF(k, spec.a);
+    return;
+  case InitSpec::Normal:
+    t.setF(k, spec.a * standardNormal(seed, stream, counter));
+    return;
+  case InitSpec::Uniform:
+    t.setF(k, spec.a + (spec.b - spec.a) * uniform01(seed, stream, counter));
+    return;
+  case InitSpec::IntRange: {
+    int64_t lo = static_cast<int64_t>(spec.a);
+    uint64_t span = static_cast<uint64_t>(static_cast<int64_t>(spec.b) - lo);
+    t.setI(k, lo + static_cast<int64_t>(uniform01(seed, stream, counter) *
+                                        double(span)));
+    return;
+  }
+  case InitSpec::Bernoulli:
+    t.setI(k, uniform01(seed, stream, counter) < spec.a ? 1 : 0);
+    return;
+  }
+}
+
 void tessel::fillTensor(HostTensor &t, const InitSpec &spec, uint64_t seed,
                         uint64_t stream) {
-  for (int64_t k = 0, n = t.size(); k < n; ++k) {
-    switch (spec.kind) {
-    case InitSpec::Zeros:
-      t.setF(k, 0.0);
-      break;
-    case InitSpec::Ones:
-      t.setF(k, 1.0);
-      break;
-    case InitSpec::Constant:
-      t.setF(k, spec.a);
-      break;
-    case InitSpec::Normal:
-      t.setF(k, spec.a * standardNormal(seed, stream, k));
-      break;
-    case InitSpec::Uniform:
-      t.setF(k, spec.a + (spec.b - spec.a) * uniform01(seed, stream, k));
-      break;
-    case InitSpec::IntRange: {
-      int64_t lo = static_cast<int64_t>(spec.a);
-      uint64_t span = static_cast<uint64_t>(static_cast<int64_t>(spec.b) - lo);
-      t.setI(k, lo + static_cast<int64_t>(
-                         uniform01(seed, stream, k) * double(span)));
-      break;
-    }
-    case InitSpec::Bernoulli:
-      t.setI(k, uniform01(seed, stream, k) < spec.a ? 1 : 0);
-      break;
-    }
-  }
+  for (int64_t k = 0, n = t.size(); k < n; ++k)
+    fillElement(t, k, spec, seed, stream, k);
 }
 
 bool tessel::dropoutKeep(uint64_t seed, uint64_t index, double rate) {

@@ -160,7 +160,9 @@ void collective(const int64_t *desc, const void *in, void *out, DType type) {
   }
   std::vector<std::string> axes = axesOf(desc[TESSEL_RT_DESC_AXES], *ctx.mesh);
   std::vector<int64_t> group = ctx.mesh->group(ctx.device, axes);
-  int64_t n = group.size(), me = ctx.mesh->groupIndex(ctx.device, axes);
+  for (int64_t &member : group) // mesh positions -> ranks
+    member = ctx.rankOf(member);
+  int64_t n = group.size();
   auto kind = static_cast<ReduceOp>(desc[TESSEL_RT_DESC_KIND]);
   const char *src = static_cast<const char *>(in);
   char *dst = static_cast<char *>(out);

@@ -30,7 +30,10 @@ struct TraceEvent {
 struct RankContext {
   Communicator *comm = nullptr;
   const MeshShape *mesh = nullptr;
-  int64_t device = 0;
+  /// The rank of each mesh position (the mesh's device list); null or
+  /// empty: the identity.
+  const std::vector<int64_t> *devices = nullptr;
+  int64_t device = 0; ///< this rank's mesh position
   /// Seconds spent in collectives and in matmuls (for progress reports).
   double commSeconds = 0, gemmSeconds = 0;
   /// Floating-point operations of the matmuls run so far (2*m*n*k each).
@@ -39,6 +42,10 @@ struct RankContext {
   bool tracing = false;
   std::chrono::steady_clock::time_point origin;
   std::vector<TraceEvent> events;
+
+  int64_t rankOf(int64_t position) const {
+    return devices && !devices->empty() ? (*devices)[position] : position;
+  }
 
   double nowUs() const {
     return std::chrono::duration<double, std::micro>(

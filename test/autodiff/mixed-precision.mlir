@@ -4,8 +4,8 @@
 // Mixed precision: parameters, their gradients and the optimizer state stay
 // f32; matmuls and elementwise math run in bf16 on converted operands; the
 // norm, the softmax and the loss run in f32.
-// CHECK-LABEL: func.func @train_step(%arg0: tensor<16x8xf32> {tessel.name = "w"}
-// CHECK-SAME: -> (tensor<16x8xf32> {tessel.name = "w"}
+// CHECK-LABEL: func.func @train_step(%arg0: tensor<16x8xf32> {tessel.name = "w", tessel.runtime_role = "parameter"}
+// CHECK-SAME: -> (tensor<16x8xf32> {tessel.name = "w", tessel.runtime_role = "parameter"}
 // CHECK: %[[X:.*]] = tessel.convert %arg6 {{.*}}: (tensor<4x16xf32>) -> tensor<4x16xbf16>
 // CHECK: %[[W:.*]] = tessel.convert %arg0 {{.*}}: (tensor<16x8xf32>) -> tensor<16x8xbf16>
 // CHECK: %[[H:.*]] = tessel.dot_general %[[X]], %[[W]], {{.*}} -> tensor<4x8xbf16>

@@ -5,17 +5,17 @@
 // parameter's sharding and logical axes), data, and the step; results are
 // the new parameters and state, the loss and the gradient norm.
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: %arg0: tensor<4x3xf32> {{{[^}]*}}tessel.name = "w"
+// CHECK-SAME: %arg0: tensor<4x3xf32> {{{[^}]*}}tessel.name = "w", tessel.runtime_role = "parameter"
 // CHECK-SAME: %arg1: tensor<3xf32> {{{[^}]*}}tessel.name = "b"
-// CHECK-SAME: %arg2: tensor<4x3xf32> {tessel.init = "zeros", tessel.logical_axes = ["embed", "mlp"], tessel.name = "adamw.m.w", tessel.sharding = #tessel.sharding<@mesh, [{}, {"tp"}]>}
+// CHECK-SAME: %arg2: tensor<4x3xf32> {tessel.init = "zeros", tessel.logical_axes = ["embed", "mlp"], tessel.name = "adamw.m.w", tessel.runtime_role = "optimizer_state", tessel.sharding = #tessel.sharding<@mesh, [{}, {"tp"}]>}
 // CHECK-SAME: tessel.name = "adamw.m.b"
 // CHECK-SAME: tessel.name = "adamw.v.w"
 // CHECK-SAME: tessel.name = "adamw.v.b"
 // CHECK-SAME: %arg6: tensor<2x4xf32> {{{[^}]*}}tessel.name = "x"
-// CHECK-SAME: %arg7: tensor<i32> {tessel.init = "zeros", tessel.name = "step"}
+// CHECK-SAME: %arg7: tensor<i32> {tessel.init = "zeros", tessel.name = "step", tessel.runtime_role = "step"}
 // New parameters and state are laid out as their arguments.
-// CHECK-SAME: -> (tensor<4x3xf32> {tessel.name = "w", tessel.sharding = #tessel.sharding<@mesh, [{}, {"tp"}]>}, tensor<3xf32> {tessel.name = "b"}, tensor<4x3xf32> {tessel.name = "adamw.m.w", tessel.sharding = #tessel.sharding<@mesh, [{}, {"tp"}]>}
-// CHECK-SAME: tensor<f32> {tessel.name = "loss"}, tensor<f32> {tessel.name = "grad_norm"})
+// CHECK-SAME: -> (tensor<4x3xf32> {tessel.name = "w", tessel.runtime_role = "parameter", tessel.sharding = #tessel.sharding<@mesh, [{}, {"tp"}]>}, tensor<3xf32> {tessel.name = "b", tessel.runtime_role = "parameter"}, tensor<4x3xf32> {tessel.name = "adamw.m.w", tessel.runtime_role = "optimizer_state", tessel.sharding = #tessel.sharding<@mesh, [{}, {"tp"}]>}
+// CHECK-SAME: tensor<f32> {tessel.name = "loss", tessel.runtime_role = "loss"}, tensor<f32> {tessel.name = "grad_norm", tessel.runtime_role = "grad_norm"})
 // Bias correction and the cosine schedule.
 // CHECK-DAG: tessel.pow
 // CHECK-DAG: tessel.cos

@@ -12,6 +12,11 @@ Python model of the semantics in TesselOps.td computes:
   * a dimension sharded over axes (a, b) is cut into size(a)*size(b) blocks;
     a device holds the block whose index is row-major over its (a, b).
 Every device's input block differs, so any mix-up of members shows.
+
+With --compile, each program is compiled by tessel-compile and run as an
+executable instead (threads, or MPI processes with --mpi); --ops picks the
+collectives, and --placed gives each mesh a device list (positions on ranks
+in reverse), which must not change any result.
 """
 import argparse
 import itertools
@@ -73,9 +78,13 @@ def sharding(mesh_name, dims):
     return "#tessel.sharding<@%s, [%s]>" % (mesh_name, body)
 
 
-def program(mesh, op_text, in_shape, out_shape, out_dims, out_type="f32"):
+def program(mesh, op_text, in_shape, out_shape, out_dims, out_type="f32",
+            placed=False):
     mesh_decl = ", ".join('"%s"=%d' % (a, s)
                           for a, s in zip(mesh.names, mesh.sizes))
+    if placed:
+        mesh_decl += "] devices = [" + ", ".join(
+            str(d) for d in reversed(range(mesh.n)))
     t_in = "tensor<%sxf32>" % "x".join(map(str, in_shape))
     t_out = "tensor<%sx%s>" % ("x".join(map(str, out_shape)), out_type)
     return (
@@ -109,14 +118,42 @@ def cases(mesh):
                 yield axes
 
 
+def run_case(opts, base, devices):
+    """Runs case `base` (.mlir, .in) and writes its result to base.out."""
+    if not opts.compile:
+        return subprocess.run([opts.tool, base + ".mlir", "--inputs",
+                               base + ".in", "--save", base + ".out"],
+                              capture_output=True, text=True)
+    res = subprocess.run([opts.compile, base + ".mlir", "--entry", "f", "-o",
+                          base], capture_output=True, text=True)
+    if res.returncode != 0:
+        return res
+    cmd = [base, "--steps", "1", "--init-from", base + ".in", "--save",
+           base + ".out"]
+    if opts.mpi:
+        cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
+               str(devices)] + cmd
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--tool", required=True)
+    p.add_argument("--tool", help="tessel-interp (unless --compile)")
     p.add_argument("--out", required=True)
+    p.add_argument("--compile", metavar="TESSEL_COMPILE",
+                   help="compile each case and run the executable")
+    p.add_argument("--mpi", action="store_true",
+                   help="with --compile: run under mpirun")
+    p.add_argument("--placed", action="store_true",
+                   help="give each mesh a reversed device list")
+    p.add_argument("--ops", help="comma-separated op names to check")
+    p.add_argument("--meshes", default="0,1,2",
+                   help="which meshes: 0 (x=4), 1 (x=2, y=3), 2 (2x2x2)")
     opts = p.parse_args()
     os.makedirs(opts.out, exist_ok=True)
     meshes = [Mesh([("x", 4)]), Mesh([("x", 2), ("y", 3)]),
               Mesh([("a", 2), ("b", 2), ("c", 2)])]
+    meshes = [meshes[int(i)] for i in opts.meshes.split(",")]
     passed = failed = 0
     rng = np.random.default_rng(0)
     for mesh in meshes:
@@ -182,20 +219,21 @@ def main():
                           " tensor<i32>\n  %%r = tessel.broadcast_in_dim %%i, "
                           "dims = [] : (tensor<i32>) -> T_OUT" % alist,
                           [1], [mesh.names], per))
+            if opts.ops:
+                keep = opts.ops.split(",")
+                tests = [t for t in tests if t[0].split()[0] in keep]
             for title, op_text, out_shape, out_dims, per in tests:
                 label = "%s %s over %s" % (
                     "x".join("%s=%d" % t for t in zip(mesh.names, mesh.sizes)),
                     title, ",".join(axes))
                 out_type = "i32" if title == "axis_index" else "f32"
                 text = program(mesh, op_text, [2, cols], out_shape, out_dims,
-                               out_type)
+                               out_type, opts.placed)
                 base = os.path.join(opts.out, "case%d" % (passed + failed))
                 with open(base + ".mlir", "w") as f:
                     f.write(text)
                 write_safetensors(base + ".in", {"arg0": X})
-                res = subprocess.run([opts.tool, base + ".mlir", "--inputs",
-                                      base + ".in", "--save", base + ".out"],
-                                     capture_output=True, text=True)
+                res = run_case(opts, base, mesh.n)
                 gshape = [out_shape[k] * mesh.size(out_dims[k])
                           for k in range(len(out_shape))]
                 expected = place(mesh, out_dims, per, gshape)

@@ -2,7 +2,6 @@
 
 #include "tessel/runtime/Checkpoint.h"
 #include "tessel/runtime/Communicator.h"
-#include "tessel/runtime/Program.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -72,40 +71,6 @@ TEST(ThreadCommunicator, ReduceRoundsSixteenBitFloatsOnce) {
   int64_t i;
   loadElement(DType::BF16, reinterpret_cast<uint8_t *>(a), f, i);
   EXPECT_EQ(f, 1.0); // 1 + 2^-8 rounds to 1 in bf16 (8 bits of mantissa)
-}
-
-TEST(Program, DescriptionRoundTripsAndBlocksTile) {
-  Program p;
-  p.function = "train_step";
-  p.mesh.axisNames = {"dp", "tp"};
-  p.mesh.axisSizes = {2, 3};
-  TensorInfo w;
-  w.name = "w";
-  w.dtype = DType::F32;
-  w.globalShape = {4, 7}; // 7 over tp=3: blocks of 3, the last padded
-  w.shape = {4, 3};
-  w.dims = {{}, {"tp"}};
-  w.init = "normal:0.02";
-  p.arguments.push_back(w);
-  p.results.push_back(w);
-  llvm::Expected<Program> back = parseProgram(printProgram(p));
-  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
-  EXPECT_EQ(back->arguments[0].dims, w.dims);
-  EXPECT_EQ(back->arguments[0].init, "normal:0.02");
-  EXPECT_EQ(back->mesh.axisSizes, p.mesh.axisSizes);
-
-  HostTensor global(DType::F32, {4, 7}), rebuilt(DType::F32, {4, 7});
-  std::iota(global.f.begin(), global.f.end(), 1.0);
-  for (int64_t dev = 0; dev < 6; ++dev) {
-    std::vector<float> block(12);
-    sliceBlock(global, w, p.mesh, dev,
-               reinterpret_cast<uint8_t *>(block.data()));
-    if (dev % 3 == 2) // tp index 2 holds column 6 and two padding columns
-      EXPECT_EQ(block[1], 0.0f);
-    placeBlock(reinterpret_cast<uint8_t *>(block.data()), w, p.mesh, dev,
-               rebuilt);
-  }
-  EXPECT_EQ(rebuilt.f, global.f);
 }
 
 TEST(Checkpoint, WritesAtomicallyAndReadsTheLatest) {

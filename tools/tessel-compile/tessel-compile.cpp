@@ -13,12 +13,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "tessel/dialects/tessel/TesselOps.h"
-#include "tessel/interpreter/Inputs.h"
-#include "tessel/interpreter/Interpreter.h"
 #include "tessel/lowering/CpuTarget.h"
 #include "tessel/lowering/Lowering.h"
 #include "tessel/passes/Passes.h"
-#include "tessel/runtime/Program.h"
+#include "tessel/program/Describe.h"
+#include "tessel/runtime/Abi.h"
 #include "tessel/sharding/LogicalRules.h"
 
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
@@ -41,7 +40,7 @@
 using namespace mlir;
 using namespace mlir::tessel;
 namespace cl = llvm::cl;
-namespace ti = ::tessel::interp;
+namespace tp = ::tessel::program;
 
 namespace {
 cl::OptionCategory category("tessel-compile options");
@@ -107,83 +106,6 @@ int failWith(const llvm::Twine &message) {
   return 1;
 }
 
-/// The tessel.sharding axes of each dimension (empty: replicated).
-std::vector<std::vector<std::string>> dimsOf(DictionaryAttr attrs,
-                                             int64_t rank) {
-  std::vector<std::vector<std::string>> dims(rank);
-  if (!attrs)
-    return dims;
-  auto sharding = attrs.getAs<ShardingAttr>(TesselDialect::kShardingAttrName);
-  if (!sharding)
-    return dims;
-  for (auto [d, dim] : llvm::enumerate(sharding.getDims()))
-    for (StringAttr axis : dim.getAxes())
-      dims[d].push_back(axis.getValue().str());
-  return dims;
-}
-
-FailureOr<::tessel::DType> dtypeOf(Location loc, Type elem) {
-  llvm::Expected<::tessel::DType> dt = ti::dtypeOf(elem);
-  if (dt)
-    return *dt;
-  llvm::consumeError(dt.takeError());
-  emitError(loc) << "element type " << elem << " cannot cross the runtime "
-                 << "boundary; use f16/bf16/f32/f64/i1/i32/i64";
-  return failure();
-}
-
-/// The description of `func` the runtime reads (runtime/Program.h).
-FailureOr<::tessel::rt::Program> describe(func::FuncOp func) {
-  ::tessel::rt::Program p;
-  p.function = func.getSymName().str();
-  if (FailureOr<::tessel::MeshShape> mesh = ti::spmdMesh(func); succeeded(mesh))
-    p.mesh = *mesh;
-  auto tensor = [&](Type t, RankedTensorType global, DictionaryAttr attrs,
-                    std::string name) -> FailureOr<::tessel::rt::TensorInfo> {
-    auto local = dyn_cast<RankedTensorType>(t);
-    if (!local) {
-      func.emitError() << "argument or result '" << name
-                       << "' is not a ranked tensor";
-      return failure();
-    }
-    ::tessel::rt::TensorInfo info;
-    info.name = std::move(name);
-    FailureOr<::tessel::DType> dt =
-        dtypeOf(func.getLoc(), local.getElementType());
-    if (failed(dt))
-      return failure();
-    info.dtype = *dt;
-    info.shape.assign(local.getShape().begin(), local.getShape().end());
-    info.globalShape.assign(global.getShape().begin(), global.getShape().end());
-    info.dims = dimsOf(attrs, local.getRank());
-    return info;
-  };
-  for (unsigned a = 0; a < func.getNumArguments(); ++a) {
-    FailureOr<::tessel::rt::TensorInfo> info =
-        tensor(func.getArgumentTypes()[a], ti::globalArgType(func, a),
-               func.getArgAttrDict(a), ti::argName(func, a));
-    if (failed(info))
-      return failure();
-    llvm::Expected<::tessel::InitSpec> spec = ti::initSpecFor(func, a);
-    if (!spec) {
-      func.emitError() << "argument '" << info->name
-                       << "': " << llvm::toString(spec.takeError());
-      return failure();
-    }
-    info->init = ::tessel::printInitSpec(*spec);
-    p.arguments.push_back(std::move(*info));
-  }
-  for (unsigned r = 0; r < func.getNumResults(); ++r) {
-    FailureOr<::tessel::rt::TensorInfo> info =
-        tensor(func.getResultTypes()[r], ti::globalResultType(func, r),
-               func.getResultAttrDict(r), ti::resultName(func, r));
-    if (failed(info))
-      return failure();
-    p.results.push_back(std::move(*info));
-  }
-  return p;
-}
-
 LogicalResult runPipeline(ModuleOp module, StringRef pipeline,
                           DefaultTimingManager &tm, TimingScope &scope) {
   PassManager pm(module.getContext());
@@ -237,6 +159,7 @@ int main(int argc, char **argv) {
   registry.insert<TesselDialect>();
   func::registerInlinerExtension(registry);
   registerTesselPasses();
+  registerCpuPipeline();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;
@@ -309,53 +232,38 @@ int main(int argc, char **argv) {
   if (emit == "local")
     return failed(writeModule(*module, outputFile));
 
-  // Only the step is compiled; describe it for the runtime.
-  auto step = module->lookupSymbol<func::FuncOp>(stepName);
-  for (auto f : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
-    if (f != step)
-      f.erase();
-  FailureOr<::tessel::rt::Program> program = describe(step);
-  if (failed(program))
+  // Only the step is compiled: described for the runtime, lowered to the
+  // LLVM dialect by the registered tessel-cpu-pipeline, in three parts so
+  // --emit can stop between them.
+  std::string exportEntry = "tessel-export-entry{function=" + stepName;
+  if (!cpuName.empty())
+    exportEntry += " cpu=" + cpuName;
+  if (failed(runPipeline(*module, exportEntry + "}", tm, root)))
     return 1;
-  program->target = cpu->described;
-  std::string json = ::tessel::rt::printProgram(*program);
   if (printProgramInfo)
-    llvm::outs() << json << "\n";
-  // Under a reserved name: a step called `main` (or any C symbol the
-  // runtime defines) would otherwise take that symbol's place at link time.
-  step.setSymName("__tessel_step");
-  EntrySignature signature;
-  signature.function = "__tessel_step";
-  for (const auto &t : program->arguments)
-    signature.buffers.emplace_back(t.shape.begin(), t.shape.end());
-  for (const auto &t : program->results)
-    signature.buffers.emplace_back(t.shape.begin(), t.shape.end());
-
+    llvm::outs() << (*module)
+                        ->getAttrOfType<StringAttr>(tp::kProgramAttrName)
+                        .getValue()
+                 << "\n";
   if (failed(runPipeline(*module, "tessel-lower-to-linalg", tm, root)))
     return 1;
   if (emit == "linalg")
     return failed(writeModule(*module, outputFile));
-  {
-    PassManager pm(&context);
-    if (failed(buildCpuLoweringPipeline(pm)))
-      return failWith("internal error: the CPU pipeline does not parse");
-    if (timing)
-      pm.enableTiming(root);
-    if (failed(pm.run(*module)))
-      return 1;
-  }
+  if (failed(runPipeline(*module, "tessel-cpu-lowering,tessel-emit-entry", tm,
+                         root)))
+    return 1;
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule;
   {
-    TimingScope t = root.nest("translate to LLVM IR and optimize");
-    auto translated =
-        translateToLLVMIR(*module, llvmContext, signature, json, *cpu,
-                          optLevel);
+    TimingScope t = root.nest("translate to LLVM IR");
+    auto translated = translateToLLVMIR(*module, llvmContext);
     if (!translated)
       return failWith(llvm::toString(translated.takeError()));
     llvmModule = std::move(*translated);
   }
   if (emit == "llvm") {
+    // As translated, before LLVM's optimizer: what `tessel-opt
+    // --tessel-cpu-pipeline | mlir-translate --mlir-to-llvmir` gives.
     std::error_code ec;
     llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_None);
     if (ec)
@@ -363,6 +271,11 @@ int main(int argc, char **argv) {
     llvmModule->print(out.os(), nullptr);
     out.keep();
     return 0;
+  }
+  {
+    TimingScope t = root.nest("optimize LLVM IR");
+    if (llvm::Error err = optimizeLLVMIR(*llvmModule, *cpu, optLevel))
+      return failWith(llvm::toString(std::move(err)));
   }
   std::string object = emit == "obj" ? outputFile : outputFile + ".o";
   {
@@ -387,6 +300,7 @@ int main(int argc, char **argv) {
                                    "-o",
                                    outputFile,
                                    TESSEL_RT_LIBRARY,
+                                   TESSEL_PROGRAM_LIBRARY,
                                    TESSEL_SUPPORT_LIBRARY,
                                    TESSEL_OPENBLAS_LIBRARY,
                                    "-L" TESSEL_LLVM_LIBRARY_DIR,

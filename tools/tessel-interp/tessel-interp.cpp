@@ -13,6 +13,7 @@
 #include "tessel/dialects/tessel/TesselDialect.h"
 #include "tessel/interpreter/Inputs.h"
 #include "tessel/interpreter/Interpreter.h"
+#include "tessel/program/Describe.h"
 #include "tessel/support/TokenFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,11 +28,13 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::tessel;
 using namespace ::tessel;
 namespace ti = ::tessel::interp;
+namespace tp = ::tessel::program;
 
 static llvm::cl::OptionCategory toolCategory("tessel-interp options");
 
@@ -71,19 +74,21 @@ static llvm::cl::opt<double>
            llvm::cl::init(1e-6), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<std::string> tokensFile(
     "tokens",
-    llvm::cl::desc("Take the arguments named input_ids and labels (integer "
-                   "[batch, sequence]) from this flat token file (nanoGPT's "
-                   ".bin): with --train-steps a new window per step"),
+    llvm::cl::desc("Take the tokens and labels arguments (input_ids and "
+                   "labels: integer [batch, sequence]) from this flat token "
+                   "file (nanoGPT's .bin): with --train-steps a new window "
+                   "per step"),
     llvm::cl::value_desc("file"), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<std::string> tokenType(
     "token-type", llvm::cl::desc("uint16 (default) or uint32"),
     llvm::cl::init("uint16"), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<unsigned> trainSteps(
     "train-steps",
-    llvm::cl::desc("Run the function N times as a training step: each result "
-                   "named like an argument (new parameters, optimizer state) "
-                   "feeds that argument of the next call, an argument named "
-                   "'step' gets 0, 1, ...; the batch comes from --tokens or "
+    llvm::cl::desc("Run the function N times as a training step: each "
+                   "carried result (new parameters, optimizer state; see "
+                   "tessel.runtime_role) feeds its argument of the next "
+                   "call, the step argument gets 0, 1, ...; the batch comes "
+                   "from --tokens or "
                    "stays fixed. Prints loss and grad_norm per step; --save, "
                    "--print and --expect see the last step's outputs"),
     llvm::cl::init(0), llvm::cl::cat(toolCategory));
@@ -241,10 +246,10 @@ int main(int argc, char **argv) {
       return failWith(llvm::toString(file.takeError()));
     tokens = std::move(*file);
     for (unsigned a = 0; a < func.getNumArguments(); ++a) {
-      std::string name = ti::argName(func, a);
-      if (name != "input_ids" && name != "labels")
+      tp::Role role = tp::argumentRole(func, a);
+      if (role != tp::Role::Tokens && role != tp::Role::Labels)
         continue;
-      (name == "labels" ? labelsArg : idsArg) = a;
+      (role == tp::Role::Labels ? labelsArg : idsArg) = a;
       // The vocabulary, from the ids' int:0:V initialization.
       if (llvm::Expected<InitSpec> spec = ti::initSpecFor(func, a)) {
         if (spec->kind == InitSpec::IntRange)
@@ -255,7 +260,7 @@ int main(int argc, char **argv) {
     }
     if (!idsArg && !labelsArg)
       return failWith("--tokens: @" + func.getSymName().str() +
-                      " has no argument named input_ids or labels to fill");
+                      " has no tokens or labels argument (input_ids, labels) to fill");
   }
   auto loadBatch = [&](uint64_t k) -> llvm::Error {
     if (!tokens)
@@ -274,31 +279,38 @@ int main(int argc, char **argv) {
       return failWith(llvm::toString(std::move(err)));
     outputs = runOnce(std::move(*inputs));
   } else {
-    // Results feed the arguments of the same name.
-    llvm::StringMap<unsigned> argIndex;
-    for (unsigned a = 0; a < func.getNumArguments(); ++a)
-      argIndex[ti::argName(func, a)] = a;
+    // Carried results feed the argument of the same role and name.
+    std::map<std::pair<tp::Role, std::string>, unsigned> carried;
+    std::optional<unsigned> stepArg;
+    for (unsigned a = 0; a < func.getNumArguments(); ++a) {
+      tp::Role role = tp::argumentRole(func, a);
+      if (tp::isCarried(role))
+        carried[{role, ti::argName(func, a)}] = a;
+      if (role == tp::Role::Step)
+        stepArg = a;
+    }
     SmallVector<std::pair<unsigned, unsigned>> feedback; // result -> arg
     std::optional<unsigned> lossResult, normResult;
     for (unsigned r = 0; r < func.getNumResults(); ++r) {
-      std::string name = ti::resultName(func, r);
-      if (name == "loss")
+      tp::Role role = tp::resultRole(func, r);
+      if (role == tp::Role::Loss)
         lossResult = r;
-      else if (name == "grad_norm")
+      else if (role == tp::Role::GradNorm)
         normResult = r;
-      auto it = argIndex.find(name);
-      if (it != argIndex.end())
+      auto it = carried.find({role, ti::resultName(func, r)});
+      if (it != carried.end())
         feedback.push_back({r, it->second});
     }
     if (feedback.empty())
       return failWith("--train-steps: no result of @" +
                       func.getSymName().str() +
-                      " is named like an argument, so nothing would be "
-                      "trained; run a function built by --tessel-train-step");
-    auto stepArg = argIndex.find("step");
+                      " feeds an argument (a parameter, optimizer state or "
+                      "a result named like an argument), so nothing would "
+                      "be trained; run a function built by "
+                      "--tessel-train-step");
     for (unsigned k = 0; k < trainSteps; ++k) {
-      if (stepArg != argIndex.end()) {
-        HostTensor &t = (*inputs)[stepArg->second];
+      if (stepArg) {
+        HostTensor &t = (*inputs)[*stepArg];
         for (int64_t e = 0; e < t.size(); ++e)
           t.setI(e, k);
       }
@@ -322,7 +334,7 @@ int main(int argc, char **argv) {
         if (out.dtype != (*inputs)[a].dtype || out.shape != (*inputs)[a].shape)
           return failWith("--train-steps: result '" + ti::resultName(func, r) +
                           "' is " + out.typeString() + " but the argument " +
-                          "of that name is " + (*inputs)[a].typeString());
+                          "it feeds is " + (*inputs)[a].typeString());
         (*inputs)[a] = out;
       }
     }

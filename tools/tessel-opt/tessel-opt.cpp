@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tessel/dialects/tessel/TesselDialect.h"
+#include "tessel/lowering/Lowering.h"
 #include "tessel/passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -39,6 +40,10 @@ int main(int argc, char **argv) {
   mlir::func::registerInlinerExtension(registry);
   mlir::registerTransformsPasses();
   mlir::tessel::registerTesselPasses();
+  // The CPU pipeline as tessel-compile runs it (and every dialect it
+  // lowers through).
+  mlir::tessel::registerCpuPipeline();
+  mlir::tessel::registerCpuLoweringDialects(registry);
   mlir::tessel::registerTesselTestPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Tessel optimizer driver\n", registry));

@@ -5,8 +5,9 @@
 // of a per-device program into linalg / tensor / arith / math on tensors,
 // with matmuls and collectives as calls into libtessel_rt (runtime/Abi.h).
 // `buildCpuLoweringPipeline` takes that to the LLVM dialect (fusion, one-shot
-// bufferization, loops, LLVM), and `emitObject` to an object file with the
-// runtime entry point and the program description the runtime reads.
+// bufferization, loops, LLVM); `tessel-export-entry` and `tessel-emit-entry`
+// frame it with the runtime entry point and the program description, and
+// `writeObjectFile` makes the object file.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,8 +47,22 @@ void populateTesselRuntimeCallPatterns(RewritePatternSet &patterns);
 /// Registers every dialect and interface the CPU pipeline needs.
 void registerCpuLoweringDialects(DialectRegistry &registry);
 
-/// After --tessel-lower-to-linalg: fuse, bufferize, lower to the LLVM dialect.
+/// After --tessel-lower-to-linalg: fuse, bufferize, lower to the LLVM dialect
+/// (the registered pipeline `tessel-cpu-lowering`).
 LogicalResult buildCpuLoweringPipeline(OpPassManager &pm);
+
+/// Registers the passes of the CPU pipeline and the pipelines
+/// `tessel-cpu-lowering` and `tessel-cpu-pipeline{cpu=NAME function=NAME}`
+/// (export the entry, lower to linalg, `tessel-cpu-lowering`, emit the
+/// entry): what tessel-compile runs from a partitioned program to the LLVM
+/// dialect module that mlir-translate --mlir-to-llvmir translates.
+void registerCpuPipeline();
+
+/// `tessel-export-entry{function= cpu=}` and `tessel-emit-entry`
+/// (lib/Lowering/EntryPoint.cpp).
+std::unique_ptr<Pass> createExportEntryPass();
+std::unique_ptr<Pass> createEmitEntryPass();
+void registerEntryPointPasses();
 
 /// Rewrites every conversion to or from bf16/f16 into integer code (round to
 /// nearest even, NaN/Inf/denormals kept), so no CPU's instructions or
@@ -56,20 +71,14 @@ std::unique_ptr<Pass> createExpandFloatConversionsPass();
 
 struct CpuSelection; // tessel/lowering/CpuTarget.h
 
-/// The memref shape of each argument of `func` (then each result), recorded
-/// before bufferization turns results into trailing arguments.
-struct EntrySignature {
-  std::string function;
-  std::vector<std::vector<int64_t>> buffers; // shapes, arguments then results
-};
-
-/// Translates an LLVM-dialect module to LLVM IR, adds `tessel_entry` (one
-/// pointer per buffer of `signature`) and the program description `json`,
-/// and optimizes at `optLevel` for `cpu`.
+/// Translates the LLVM-dialect module `tessel-cpu-pipeline` made to LLVM IR
+/// (what `mlir-translate --mlir-to-llvmir` gives).
 llvm::Expected<std::unique_ptr<llvm::Module>>
-translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
-                  const EntrySignature &signature, const std::string &json,
-                  const CpuSelection &cpu, unsigned optLevel);
+translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context);
+
+/// LLVM's optimization pipeline at `optLevel` for `cpu`.
+llvm::Error optimizeLLVMIR(llvm::Module &module, const CpuSelection &cpu,
+                           unsigned optLevel);
 
 /// Writes `module` as a native object file for `cpu`.
 llvm::Error writeObjectFile(llvm::Module &module, const std::string &path,

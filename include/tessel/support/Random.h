@@ -43,6 +43,10 @@ struct InitSpec {
 llvm::Expected<InitSpec> parseInitSpec(llvm::StringRef spec);
 std::string printInitSpec(const InitSpec &spec);
 
+/// Sets element `k` of `t` (of any dtype) to the value of `spec` at
+/// `counter`.
+void fillElement(HostTensor &t, int64_t k, const InitSpec &spec, uint64_t seed,
+                 uint64_t stream, uint64_t counter);
 /// Fills `t` (of any dtype) from `spec`, element k using counter k.
 void fillTensor(HostTensor &t, const InitSpec &spec, uint64_t seed,
                 uint64_t stream);

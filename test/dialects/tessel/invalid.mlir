@@ -917,3 +917,28 @@ func.func @g(%a: tensor<2305843009213693952xf32>) {
   %0 = tessel.neg %a : tensor<2305843009213693952xf32>
   return
 }
+// -----
+// Tests: tessel.runtime_role on an argument is an argument role.
+// expected-error@+1 {{'func.func' op 'tessel.runtime_role' on argument #0 must be one of "input", "tokens", "labels", "step", "learning_rate", "apply", "grad_scale", "parameter", "optimizer_state", "accumulator", "state", got "loss"}}
+func.func @f(%w: tensor<4xf32> {tessel.runtime_role = "loss"}) {
+  return
+}
+// -----
+// Tests: tessel.runtime_role on a result is a result role.
+// expected-error@+1 {{'func.func' op 'tessel.runtime_role' on result #0 must be one of "parameter", "optimizer_state", "accumulator", "state", "output", "loss", "grad_norm", got "step"}}
+func.func @f(%w: tensor<4xf32>) -> (tensor<4xf32> {tessel.runtime_role = "step"}) {
+  return %w : tensor<4xf32>
+}
+// -----
+// Tests: tessel.runtime_role is a string.
+// expected-error@+1 {{'func.func' op 'tessel.runtime_role' on argument #0 must be one of}}
+func.func @f(%w: tensor<4xf32> {tessel.runtime_role = 1 : i64}) {
+  return
+}
+// -----
+// Tests: tessel.runtime_role belongs on function boundaries.
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'tessel.neg' op 'tessel.runtime_role' belongs on function arguments and results, not on operations}}
+  %0 = tessel.neg %x {tessel.runtime_role = "parameter"} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

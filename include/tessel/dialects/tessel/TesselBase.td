@@ -75,6 +75,8 @@ def Tessel_Dialect : Dialect {
         "tessel.recompute";
     static constexpr llvm::StringLiteral kStageAttrName = "tessel.stage";
     static constexpr llvm::StringLiteral kRoleAttrName = "tessel.role";
+    static constexpr llvm::StringLiteral kRuntimeRoleAttrName =
+        "tessel.runtime_role";
   private:
     void registerAttributes();
   public:

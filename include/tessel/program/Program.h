@@ -1,0 +1,167 @@
+//===- Program.h - the description of a compiled program --------*- C++ -*-===//
+//
+// The one contract between the compiler and what runs its output: which
+// entry points a program has, the meshes they run on, and for every argument
+// and result its name, type, layout, initialization and *role* (what the
+// runtime does with it). tessel-compile writes it (embedded in the
+// executable as the `tessel_program` symbol of runtime/Abi.h), the runtime
+// and the tools read it, and `validateProgram` checks everything a reader
+// relies on, so a damaged or foreign description is refused with a message
+// instead of misbehaving. No MLIR dependency: the runtime links it.
+//
+// JSON (version 2; docs/architecture.md has the field-by-field contract):
+//
+//   {"version": 2,
+//    "meshes": [{"name": "mesh", "axes": ["dp", "tp"], "sizes": [2, 2],
+//                "devices": [0, 1, 2, 3]}],
+//    "entries": [{"name": "train_step", "symbol": "tessel_entry",
+//                 "mesh": "mesh",
+//                 "arguments": [{"name": "wte.weight", "role": "parameter",
+//                                "dtype": "f32", "shape": [64, 128],
+//                                "global_shape": [128, 128],
+//                                "dims": [["tp"], []],
+//                                "init": "normal:0.02"}, ...],
+//                 "results": [ same fields but "init" ]}],
+//    "target": {"triple": ..., "cpu": ..., "requested": ..., "features": []}}
+//
+// "shape" is the per-device block: each dimension is ceil(global / devices
+// splitting it); the padding of uneven dimensions is zero on input.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_PROGRAM_PROGRAM_H
+#define TESSEL_PROGRAM_PROGRAM_H
+
+#include "tessel/runtime/CpuFeatures.h"
+#include "tessel/support/DType.h"
+#include "tessel/support/HostTensor.h"
+#include "tessel/support/Mesh.h"
+#include "tessel/support/Random.h"
+
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessel::program {
+
+/// The description format this library reads and writes.
+constexpr int64_t kProgramVersion = 2;
+
+/// Module attributes between `tessel-export-entry` and `tessel-emit-entry`
+/// (lib/Lowering/EntryPoint.cpp): the description (a JSON string) and the
+/// exported function with its buffer shapes.
+constexpr llvm::StringLiteral kProgramAttrName = "tessel.program";
+constexpr llvm::StringLiteral kEntryAttrName = "tessel.entry";
+
+/// What the runtime does with an argument or a result. The compiler sets it
+/// (the `tessel.runtime_role` attribute); nothing is inferred from names at
+/// run time.
+enum class Role : uint8_t {
+  // Arguments only.
+  Input,        ///< set once, from its init or --init-from
+  Tokens,       ///< token ids of a batch (--data)
+  Labels,       ///< next-token labels of a batch (--data)
+  Step,         ///< the optimizer step counter
+  LearningRate, ///< peak learning rate (--lr)
+  Apply,        ///< 1 on the last micro-step of an optimizer step, else 0
+  GradScale,    ///< 1 / micro-steps per optimizer step
+  // Arguments and results: a result feeds the next call's argument of the
+  // same role and name.
+  Parameter,
+  OptimizerState,
+  Accumulator, ///< a running gradient sum; starts at zero on resume
+  State,       ///< any other value carried from step to step
+  // Results only.
+  Output,
+  Loss,
+  GradNorm,
+};
+
+llvm::StringRef roleName(Role role);
+std::optional<Role> parseRole(llvm::StringRef name);
+/// Whether a result of this role feeds the argument of the same role and
+/// name (and is written to checkpoints).
+bool isCarried(Role role);
+bool isArgumentRole(Role role);
+bool isResultRole(Role role);
+/// The roles arguments (or results) may have, quoted, for messages.
+std::string listRoles(bool arguments);
+
+struct TensorInfo {
+  std::string name;
+  Role role = Role::Input;
+  DType dtype = DType::F32;
+  Shape shape, globalShape;
+  std::vector<std::vector<std::string>> dims; ///< mesh axes per dimension
+  std::string init;                           ///< arguments only
+
+  int64_t bytes() const { return numElements(shape) * byteSize(dtype); }
+};
+
+struct MeshInfo {
+  std::string name;
+  MeshShape shape;
+  /// The rank running each mesh position (row-major); empty: the identity.
+  std::vector<int64_t> devices;
+};
+
+/// One function the program exports.
+struct Entry {
+  std::string name;   ///< the source function
+  std::string symbol; ///< the exported C symbol (runtime/Abi.h)
+  std::string mesh;   ///< a MeshInfo's name
+  std::vector<TensorInfo> arguments, results;
+};
+
+struct Program {
+  int64_t version = kProgramVersion;
+  std::vector<MeshInfo> meshes;
+  std::vector<Entry> entries;
+  rt::CpuTarget target; ///< empty for programs described before compilation
+
+  const MeshInfo *findMesh(llvm::StringRef name) const;
+};
+
+/// Parses and validates (`validateProgram`).
+llvm::Expected<Program> parseProgram(llvm::StringRef json);
+std::string printProgram(const Program &program);
+/// Everything a reader relies on: the version, meshes (positive sizes,
+/// devices a permutation), each entry's mesh, tensor shapes against their
+/// global shapes and layouts, roles in their places, inits that parse, and
+/// carried results matching their arguments.
+llvm::Error validateProgram(const Program &program);
+
+/// Where each role sits in an entry: the runtime's and the interpreter's
+/// view of a training step.
+struct Bindings {
+  /// Per result: the argument it feeds on the next call.
+  std::vector<std::optional<unsigned>> feeds;
+  std::optional<unsigned> step, learningRate, apply, gradScale, tokens, labels;
+  std::optional<unsigned> loss, gradNorm; ///< results
+};
+/// Valid for entries of a validated program.
+Bindings bindRoles(const Entry &entry);
+
+/// Copies `device`'s block of the global tensor into `local` (raw bytes of
+/// `info`'s local shape), zero in padding.
+void sliceBlock(const HostTensor &global, const TensorInfo &info,
+                const MeshShape &mesh, int64_t device, uint8_t *local);
+/// The same from the raw bytes of the global tensor (same dtype as `info`),
+/// e.g. a mapped safetensors file: only the block's bytes are read.
+void sliceBlockBytes(const uint8_t *global, const TensorInfo &info,
+                     const MeshShape &mesh, int64_t device, uint8_t *local);
+/// Initializes `device`'s block from `spec` without building the global
+/// tensor: each element takes the value its global index has in
+/// `fillTensor` (so blocks equal slices of the global initialization).
+void fillBlock(const TensorInfo &info, const InitSpec &spec, uint64_t seed,
+               uint64_t stream, const MeshShape &mesh, int64_t device,
+               uint8_t *local);
+/// Writes `device`'s block `local` into `global` (skipping padding).
+void placeBlock(const uint8_t *local, const TensorInfo &info,
+                const MeshShape &mesh, int64_t device, HostTensor &global);
+
+} // namespace tessel::program
+
+#endif // TESSEL_PROGRAM_PROGRAM_H

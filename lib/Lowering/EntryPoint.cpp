@@ -1,0 +1,273 @@
+//===- EntryPoint.cpp - the program's exported entry and description ------===//
+//
+// Two passes frame the CPU pipeline, so that `tessel-opt` runs exactly what
+// `tessel-compile` runs and the contract with the runtime is made in the IR:
+//
+//  * `tessel-export-entry` (first, on the partitioned program) describes the
+//    entry function for the runtime (tessel/program/Describe.h), validates
+//    the description, and records it and the entry's buffer shapes as module
+//    attributes; it drops the other public functions, renames the entry to a
+//    reserved symbol and sets the target triple and data layout of `cpu`.
+//  * `tessel-emit-entry` (last, on the LLVM dialect) turns them into
+//    `tessel_entry(void **buffers)`, which expands each buffer into MLIR's
+//    memref calling convention, and the `tessel_program` string; kernels are
+//    marked noinline.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessel/lowering/CpuTarget.h"
+#include "tessel/lowering/Lowering.h"
+#include "tessel/program/Describe.h"
+#include "tessel/runtime/Abi.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Pass/Pass.h"
+
+#include "llvm/Target/TargetMachine.h"
+
+using namespace mlir;
+namespace tp = ::tessel::program;
+
+namespace {
+
+constexpr llvm::StringLiteral kProgramAttr = tp::kProgramAttrName;
+constexpr llvm::StringLiteral kEntryAttr = tp::kEntryAttrName;
+/// What the exported function is called inside the module: a function
+/// named `main` (or any symbol the runtime defines) would otherwise take
+/// that symbol's place at link time.
+constexpr llvm::StringLiteral kStepSymbol = "__tessel_step";
+
+/// The function `name`, or the module's only public function.
+func::FuncOp findEntry(ModuleOp module, StringRef name) {
+  if (!name.empty())
+    return module.lookupSymbol<func::FuncOp>(name);
+  func::FuncOp found;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (f.isPrivate() || f.isExternal())
+      continue;
+    if (found)
+      return func::FuncOp();
+    found = f;
+  }
+  return found;
+}
+
+struct ExportEntryPass
+    : PassWrapper<ExportEntryPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ExportEntryPass)
+  ExportEntryPass() = default;
+  ExportEntryPass(const ExportEntryPass &other) : PassWrapper(other) {}
+  StringRef getArgument() const override { return "tessel-export-entry"; }
+  StringRef getDescription() const override {
+    return "Describes the entry function for the runtime and records the "
+           "description, its buffers and the target on the module";
+  }
+  Option<std::string> function{
+      *this, "function",
+      llvm::cl::desc("The entry function (default: the only public one)")};
+  Option<std::string> cpu{
+      *this, "cpu", llvm::cl::desc("The CPU, as tessel-compile --cpu")};
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    func::FuncOp entry = findEntry(module, function);
+    if (!entry) {
+      module.emitError() << "no entry function "
+                         << (function.empty() ? "(give function=NAME: the "
+                                                "module has no single public "
+                                                "function)"
+                                              : "@" + function);
+      return signalPassFailure();
+    }
+    llvm::Expected<mlir::tessel::CpuSelection> selected = mlir::tessel::selectCpu(cpu);
+    if (!selected) {
+      module.emitError() << llvm::toString(selected.takeError());
+      return signalPassFailure();
+    }
+    // The program exports this one function: other public ones go.
+    for (auto f : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+      if (f != entry && f.isPublic())
+        f.erase();
+    FailureOr<tp::Entry> described = tp::describeEntry(entry, TESSEL_RT_ENTRY);
+    if (failed(described))
+      return signalPassFailure();
+    tp::Program program;
+    program.meshes.push_back(tp::describeMesh(entry));
+    program.entries.push_back(std::move(*described));
+    program.target = selected->described;
+    if (llvm::Error err = tp::validateProgram(program)) {
+      entry.emitError() << llvm::toString(std::move(err));
+      return signalPassFailure();
+    }
+    Builder b(module.getContext());
+    SmallVector<Attribute> buffers;
+    for (const auto *list :
+         {&program.entries[0].arguments, &program.entries[0].results})
+      for (const tp::TensorInfo &t : *list)
+        buffers.push_back(b.getDenseI64ArrayAttr(
+            SmallVector<int64_t>(t.shape.begin(), t.shape.end())));
+    if (failed(SymbolTable::replaceAllSymbolUses(
+            entry, b.getStringAttr(kStepSymbol), module)))
+      return signalPassFailure();
+    entry.setSymName(kStepSymbol);
+    module->setAttr(kProgramAttr, b.getStringAttr(tp::printProgram(program)));
+    module->setAttr(kEntryAttr,
+                    b.getDictionaryAttr(
+                        {b.getNamedAttr("function",
+                                        b.getStringAttr(kStepSymbol)),
+                         b.getNamedAttr("buffers", b.getArrayAttr(buffers))}));
+    if (failed(setTarget(module, *selected)))
+      signalPassFailure();
+  }
+
+  LogicalResult setTarget(ModuleOp module,
+                          const mlir::tessel::CpuSelection &selected) {
+    auto machine = mlir::tessel::createTargetMachine(selected, /*optLevel=*/2);
+    if (!machine)
+      return module.emitError() << llvm::toString(machine.takeError());
+    Builder b(module.getContext());
+    module->setAttr(LLVM::LLVMDialect::getTargetTripleAttrName(),
+                    b.getStringAttr((*machine)->getTargetTriple().str()));
+    module->setAttr(LLVM::LLVMDialect::getDataLayoutAttrName(),
+                    b.getStringAttr((*machine)
+                                        ->createDataLayout()
+                                        .getStringRepresentation()));
+    return success();
+  }
+};
+
+struct EmitEntryPass : PassWrapper<EmitEntryPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(EmitEntryPass)
+  StringRef getArgument() const override { return "tessel-emit-entry"; }
+  StringRef getDescription() const override {
+    return "Adds tessel_entry and the tessel_program description to an "
+           "LLVM-dialect module exported by tessel-export-entry";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<LLVM::LLVMDialect>();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto entry = module->getAttrOfType<DictionaryAttr>(kEntryAttr);
+    auto program = module->getAttrOfType<StringAttr>(kProgramAttr);
+    if (!entry || !program) {
+      module.emitError() << "no exported entry; run tessel-export-entry "
+                         << "before lowering";
+      return signalPassFailure();
+    }
+    if (failed(emitEntry(module, entry)))
+      return signalPassFailure();
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    std::string text = program.getValue().str();
+    text.push_back('\0');
+    LLVM::GlobalOp::create(
+        b, module.getLoc(),
+        LLVM::LLVMArrayType::get(b.getI8Type(), text.size()),
+        /*isConstant=*/true, LLVM::Linkage::External, TESSEL_RT_PROGRAM,
+        b.getStringAttr(text));
+    nameConstantsInOrder(module);
+    // Kernels stay functions (see tessel-outline-kernels).
+    for (auto f : module.getOps<LLVM::LLVMFuncOp>())
+      if (f.getName().starts_with("__tessel_kernel"))
+        f.setNoInline(true);
+    module->removeAttr(kEntryAttr);
+    module->removeAttr(kProgramAttr);
+  }
+
+  /// Bufferization names constant globals (`__constant_11xi64_3`) in an
+  /// order that differs from run to run (it visits functions in the order
+  /// of a pointer-keyed map). They are renamed and placed in the order of
+  /// their first use, so a compile gives the same bits every time.
+  static void nameConstantsInOrder(ModuleOp module) {
+    llvm::StringMap<std::string> renamed;
+    SmallVector<LLVM::GlobalOp> order;
+    SymbolTable symbols(module);
+    module.walk([&](LLVM::AddressOfOp use) {
+      StringRef name = use.getGlobalName();
+      if (!name.starts_with("__constant_") || renamed.count(name))
+        return;
+      auto global = symbols.lookup<LLVM::GlobalOp>(name);
+      if (!global)
+        return;
+      renamed[name] = "__tessel_constant_" + std::to_string(order.size());
+      order.push_back(global);
+    });
+    module.walk([&](LLVM::AddressOfOp use) {
+      auto it = renamed.find(use.getGlobalName());
+      if (it != renamed.end())
+        use.setGlobalName(it->second);
+    });
+    Block *body = module.getBody();
+    for (LLVM::GlobalOp global : llvm::reverse(order)) {
+      global.setSymName(renamed[global.getSymName()]);
+      global->moveBefore(body, body->begin());
+    }
+  }
+
+  /// tessel_entry(void **buffers): loads each buffer pointer and calls the
+  /// program with (allocated, aligned, offset 0, sizes, strides) per buffer.
+  LogicalResult emitEntry(ModuleOp module, DictionaryAttr entry) {
+    auto name = entry.getAs<StringAttr>("function");
+    auto buffers = entry.getAs<ArrayAttr>("buffers");
+    auto step = name ? module.lookupSymbol<LLVM::LLVMFuncOp>(name)
+                     : LLVM::LLVMFuncOp();
+    if (!step || !buffers)
+      return module.emitError() << "the lowered module has no exported "
+                                << "function " << name;
+    Location loc = step.getLoc();
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+    auto i64 = b.getI64Type();
+    auto func = LLVM::LLVMFuncOp::create(
+        b, loc, TESSEL_RT_ENTRY,
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(b.getContext()),
+                                    {ptr}));
+    Block *body = func.addEntryBlock(b);
+    b.setInsertionPointToStart(body);
+    auto constant = [&](int64_t v) {
+      return LLVM::ConstantOp::create(b, loc, i64, v).getResult();
+    };
+    SmallVector<Value> args;
+    for (auto [i, attr] : llvm::enumerate(buffers)) {
+      ArrayRef<int64_t> shape = cast<DenseI64ArrayAttr>(attr).asArrayRef();
+      Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, body->getArgument(0),
+                                       ArrayRef<LLVM::GEPArg>{int32_t(i)});
+      Value p = LLVM::LoadOp::create(b, loc, ptr, slot);
+      args.append({p, p, constant(0)});
+      for (int64_t size : shape)
+        args.push_back(constant(size));
+      SmallVector<int64_t> strides(shape.size());
+      int64_t stride = 1;
+      for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+        strides[d] = stride;
+        stride *= shape[d];
+      }
+      for (int64_t s : strides)
+        args.push_back(constant(s));
+    }
+    if (args.size() != step.getNumArguments())
+      return step.emitError() << "takes " << step.getNumArguments()
+                              << " lowered arguments, but its buffers expand "
+                              << "to " << args.size();
+    LLVM::CallOp::create(b, loc, step, args);
+    LLVM::ReturnOp::create(b, loc, ValueRange());
+    return success();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> mlir::tessel::createExportEntryPass() {
+  return std::make_unique<ExportEntryPass>();
+}
+
+std::unique_ptr<Pass> mlir::tessel::createEmitEntryPass() {
+  return std::make_unique<EmitEntryPass>();
+}
+
+void mlir::tessel::registerEntryPointPasses() {
+  PassRegistration<ExportEntryPass>();
+  PassRegistration<EmitEntryPass>();
+}

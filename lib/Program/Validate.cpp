@@ -1,0 +1,198 @@
+//===- Validate.cpp - what a reader of a description relies on ------------===//
+
+#include "tessel/program/Program.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <map>
+
+using namespace tessel;
+using namespace tessel::program;
+
+namespace {
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "program description: " + message);
+}
+
+llvm::Error validateMesh(const MeshInfo &m) {
+  if (m.shape.axisNames.size() != m.shape.axisSizes.size())
+    return fail("mesh '" + m.name + "' has " +
+                llvm::Twine(m.shape.axisNames.size()) + " axes but " +
+                llvm::Twine(m.shape.axisSizes.size()) + " sizes");
+  llvm::StringSet<> seen;
+  for (auto [axis, size] : llvm::zip(m.shape.axisNames, m.shape.axisSizes)) {
+    if (size < 1)
+      return fail("mesh '" + m.name + "': axis '" + axis + "' has size " +
+                  llvm::Twine(size));
+    if (!seen.insert(axis).second)
+      return fail("mesh '" + m.name + "' repeats axis '" + axis + "'");
+  }
+  if (m.devices.empty())
+    return llvm::Error::success();
+  int64_t n = m.shape.numDevices();
+  std::vector<bool> used(n, false);
+  if (int64_t(m.devices.size()) != n)
+    return fail("mesh '" + m.name + "' lists " +
+                llvm::Twine(m.devices.size()) + " devices for " +
+                llvm::Twine(n) + " positions");
+  for (int64_t d : m.devices) {
+    if (d < 0 || d >= n || used[d])
+      return fail("mesh '" + m.name + "': devices must be a permutation of "
+                  "0.." + llvm::Twine(n - 1));
+    used[d] = true;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error validateTensor(const TensorInfo &t, const MeshShape &mesh,
+                           bool argument) {
+  auto bad = [&](const llvm::Twine &why) {
+    return fail((argument ? "argument '" : "result '") + t.name + "' " + why);
+  };
+  if (argument ? !isArgumentRole(t.role) : !isResultRole(t.role))
+    return bad("has the role '" + roleName(t.role) + "', which only " +
+               (argument ? "results" : "arguments") + " have");
+  if (t.shape.size() != t.globalShape.size() || t.dims.size() != t.shape.size())
+    return bad("has inconsistent ranks");
+  llvm::StringSet<> used;
+  for (auto [d, axes] : llvm::enumerate(t.dims)) {
+    int64_t devices = 1;
+    for (const std::string &axis : axes) {
+      if (mesh.axisIndex(axis) < 0)
+        return bad("is split over '" + axis + "', which its mesh lacks");
+      if (!used.insert(axis).second)
+        return bad("uses mesh axis '" + axis + "' twice");
+      devices *= mesh.axisSizes[mesh.axisIndex(axis)];
+    }
+    int64_t global = t.globalShape[d];
+    if (global < 0 || t.shape[d] != (global + devices - 1) / devices)
+      return bad("has a block of " + llvm::Twine(t.shape[d]) +
+                 " in dimension " + llvm::Twine(d) + ", not ceil(" +
+                 llvm::Twine(global) + " / " + llvm::Twine(devices) + ")");
+  }
+  if (argument) {
+    llvm::Expected<InitSpec> spec = parseInitSpec(t.init);
+    if (!spec)
+      return bad(llvm::toString(spec.takeError()));
+  }
+  return llvm::Error::success();
+}
+
+/// Carried results match their arguments; roles that drive the runtime
+/// appear at most once.
+llvm::Error validateRoles(const Entry &e) {
+  std::map<std::pair<Role, std::string>, const TensorInfo *> carried;
+  std::map<Role, int> count;
+  for (const TensorInfo &a : e.arguments) {
+    if (isCarried(a.role) && !carried.emplace(std::pair{a.role, a.name}, &a).second)
+      return fail("entry '" + e.name + "' has two " + roleName(a.role) +
+                  " arguments named '" + a.name + "'");
+    if (a.role != Role::Input && !isCarried(a.role) && ++count[a.role] > 1)
+      return fail("entry '" + e.name + "' has more than one " +
+                  roleName(a.role) + " argument; give each argument one " +
+                  "role (tessel.runtime_role)");
+  }
+  llvm::StringSet<> fed;
+  for (const TensorInfo &r : e.results) {
+    if (r.role != Role::Output && !isCarried(r.role) && ++count[r.role] > 1)
+      return fail("entry '" + e.name + "' has more than one " +
+                  roleName(r.role) + " result; give each result one role " +
+                  "(tessel.runtime_role)");
+    if (!isCarried(r.role))
+      continue;
+    auto it = carried.find({r.role, r.name});
+    if (it == carried.end())
+      return fail("result '" + r.name + "' (" + roleName(r.role) +
+                  ") feeds no argument of that role and name; name it as " +
+                  "the argument it updates");
+    if (!fed.insert((roleName(r.role) + "/" + r.name).str()).second)
+      return fail("two results feed the " + roleName(r.role) + " argument '" +
+                  r.name + "'");
+    const TensorInfo &a = *it->second;
+    if (a.dtype != r.dtype || a.shape != r.shape ||
+        a.globalShape != r.globalShape || a.dims != r.dims)
+      return fail("result '" + r.name + "' is laid out differently from " +
+                  "the argument it feeds (the runtime passes it back as it " +
+                  "is); give both the same type and tessel.sharding");
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Error program::validateProgram(const Program &p) {
+  if (p.version != kProgramVersion)
+    return fail("version " + llvm::Twine(p.version) + ", expected " +
+                llvm::Twine(kProgramVersion));
+  llvm::StringSet<> names;
+  for (const MeshInfo &m : p.meshes) {
+    if (!names.insert(m.name).second)
+      return fail("two meshes are named '" + m.name + "'");
+    if (llvm::Error err = validateMesh(m))
+      return err;
+  }
+  if (p.entries.empty())
+    return fail("no entry points");
+  names.clear();
+  for (const Entry &e : p.entries) {
+    if (!names.insert(e.symbol).second)
+      return fail("two entry points export '" + e.symbol + "'");
+    const MeshInfo *mesh = p.findMesh(e.mesh);
+    if (!mesh)
+      return fail("entry '" + e.name + "' runs on mesh '" + e.mesh +
+                  "', which the description lacks");
+    for (const TensorInfo &t : e.arguments)
+      if (llvm::Error err = validateTensor(t, mesh->shape, true))
+        return err;
+    for (const TensorInfo &t : e.results)
+      if (llvm::Error err = validateTensor(t, mesh->shape, false))
+        return err;
+    if (llvm::Error err = validateRoles(e))
+      return err;
+  }
+  return llvm::Error::success();
+}
+
+Bindings program::bindRoles(const Entry &e) {
+  Bindings b;
+  std::map<std::pair<Role, std::string>, unsigned> carried;
+  for (auto [i, a] : llvm::enumerate(e.arguments)) {
+    switch (a.role) {
+    case Role::Step:
+      b.step = i;
+      break;
+    case Role::LearningRate:
+      b.learningRate = i;
+      break;
+    case Role::Apply:
+      b.apply = i;
+      break;
+    case Role::GradScale:
+      b.gradScale = i;
+      break;
+    case Role::Tokens:
+      b.tokens = i;
+      break;
+    case Role::Labels:
+      b.labels = i;
+      break;
+    default:
+      if (isCarried(a.role))
+        carried[{a.role, a.name}] = i;
+      break;
+    }
+  }
+  for (auto [i, r] : llvm::enumerate(e.results)) {
+    b.feeds.emplace_back();
+    if (r.role == Role::Loss)
+      b.loss = i;
+    else if (r.role == Role::GradNorm)
+      b.gradNorm = i;
+    else if (isCarried(r.role))
+      b.feeds.back() = carried.at({r.role, r.name});
+  }
+  return b;
+}

@@ -1,0 +1,336 @@
+//===- RankLoop.cpp - the steps of one rank -------------------------------===//
+//
+// Each rank holds its blocks of the arguments and results (it materializes
+// only its own blocks: initializations are computed per element from global
+// indices), runs the entry point --steps times, and feeds each carried
+// result into its argument for the next call.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Run.h"
+#include "tessel/runtime/Checkpoint.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <thread>
+
+extern "C" void tessel_entry(void **buffers);
+
+using namespace tessel;
+using namespace tessel::rt;
+using program::TensorInfo;
+
+namespace {
+
+struct FreeBuffer {
+  void operator()(uint8_t *p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<uint8_t, FreeBuffer>;
+
+Buffer allocate(const TensorInfo &t) {
+  // 64-byte aligned, as MLIR's own allocations.
+  int64_t bytes = (std::max<int64_t>(t.bytes(), 1) + 63) / 64 * 64;
+  return Buffer(static_cast<uint8_t *>(std::aligned_alloc(64, bytes)));
+}
+
+/// Time spent in the steps after the first (which warms caches and pages).
+struct Stats {
+  double seconds = 0, flops = 0, gemm = 0, comm = 0;
+  int64_t steps = 0;
+};
+
+/// One rank's buffers and position.
+struct Rank {
+  Run &run;
+  Communicator &comm;
+  RankContext &ctx;
+  const MeshShape &mesh;
+  int64_t position; ///< on the mesh
+  std::vector<Buffer> args, results;
+  std::optional<HostTensor> ids, labels; ///< global batches (--data)
+
+  const TensorInfo &arg(unsigned a) const { return run.entry->arguments[a]; }
+
+  /// Sets every element of scalar-role argument `a` to `value`.
+  void setArgument(std::optional<unsigned> a, double value) {
+    if (!a)
+      return;
+    HostTensor t(arg(*a).dtype, arg(*a).globalShape);
+    for (int64_t e = 0; e < t.size(); ++e)
+      t.setF(e, value);
+    program::sliceBlock(t, arg(*a), mesh, position, args[*a].get());
+  }
+  double resultScalar(unsigned r) const {
+    double f;
+    int64_t i;
+    loadElement(run.entry->results[r].dtype, results[r].get(), f, i);
+    return f;
+  }
+};
+
+void materialize(Rank &rank) {
+  for (auto [a, info] : llvm::enumerate(rank.run.entry->arguments)) {
+    rank.args.push_back(allocate(info));
+    const ArgumentSource &s = rank.run.sources[a];
+    if (s.mapped)
+      program::sliceBlockBytes(s.mapped, info, rank.mesh, rank.position,
+                               rank.args.back().get());
+    else
+      program::fillBlock(info, s.spec, rank.run.options.seed, s.stream,
+                         rank.mesh, rank.position, rank.args.back().get());
+  }
+  for (const TensorInfo &info : rank.run.entry->results)
+    rank.results.push_back(allocate(info));
+  const program::Bindings &b = rank.run.roles;
+  // Token batches are filled into global tensors of the arguments' types.
+  if (b.tokens)
+    rank.ids.emplace(rank.arg(*b.tokens).dtype, rank.arg(*b.tokens).globalShape);
+  if (b.labels)
+    rank.labels.emplace(rank.arg(*b.labels).dtype,
+                        rank.arg(*b.labels).globalShape);
+}
+
+/// The next batch of --data into the tokens and labels arguments.
+void loadBatch(Rank &rank, int64_t index) {
+  Run &run = rank.run;
+  const program::Bindings &b = run.roles;
+  if (llvm::Error err =
+          run.tokens->batch(index, rank.ids ? &*rank.ids : nullptr,
+                            rank.labels ? &*rank.labels : nullptr, run.vocab))
+    rank.comm.fail(llvm::toString(std::move(err)));
+  if (rank.ids)
+    program::sliceBlock(*rank.ids, rank.arg(*b.tokens), rank.mesh,
+                        rank.position, rank.args[*b.tokens].get());
+  if (rank.labels)
+    program::sliceBlock(*rank.labels, rank.arg(*b.labels), rank.mesh,
+                        rank.position, rank.args[*b.labels].get());
+}
+
+/// One optimizer step: run.microSteps calls, the last one applying. Returns
+/// the mean loss of the micro-steps.
+double optimizerStep(Rank &rank, int64_t k) {
+  Run &run = rank.run;
+  const program::Bindings &b = run.roles;
+  rank.setArgument(b.step, double(k));
+  double lossSum = 0;
+  std::vector<void *> buffers;
+  for (int64_t j = 0; j < run.microSteps; ++j) {
+    rank.setArgument(b.apply, j + 1 == run.microSteps ? 1.0 : 0.0);
+    rank.setArgument(b.gradScale, 1.0 / double(run.microSteps));
+    if (run.tokens)
+      loadBatch(rank, k * run.microSteps + j);
+    buffers.clear();
+    for (auto &buffer : rank.args)
+      buffers.push_back(buffer.get());
+    for (auto &buffer : rank.results)
+      buffers.push_back(buffer.get());
+    tessel_entry(buffers.data());
+    if (b.loss)
+      lossSum += rank.resultScalar(*b.loss);
+    for (auto [r, a] : llvm::enumerate(b.feeds))
+      if (a)
+        std::swap(rank.results[r], rank.args[*a]);
+  }
+  return lossSum / double(run.microSteps);
+}
+
+/// Testing: --fail-rank dies (or hangs) at --fail-step.
+void maybeFail(const Options &o, int64_t rank, int64_t k) {
+  if (rank != o.failRank || k != o.failStep)
+    return;
+  // One write, so lines of other ranks cannot cut into it.
+  llvm::errs() << ("rank " + std::to_string(rank) + ": failing at step " +
+                   std::to_string(k) + " (--fail-rank, for testing)\n");
+  llvm::errs().flush();
+  if (o.failMode == "hang")
+    std::this_thread::sleep_for(std::chrono::hours(1));
+  std::_Exit(3); // dies without a word to the others
+}
+
+/// Assembles the global results on rank 0 from every rank's blocks
+/// (`local(r)`).
+template <typename Fn>
+void gatherResults(Rank &rank, Fn local) {
+  Run &run = rank.run;
+  Communicator &comm = rank.comm;
+  if (comm.rank() == 0 && run.final.empty())
+    for (const TensorInfo &info : run.entry->results)
+      run.final.emplace_back(info.dtype, info.globalShape);
+  for (auto [r, info] : llvm::enumerate(run.entry->results)) {
+    int64_t bytes = info.bytes();
+    if (bytes == 0) // an empty tensor: nothing to gather (and no buffer)
+      continue;
+    std::vector<uint8_t> all(comm.rank() == 0 ? bytes * comm.size() : 0);
+    comm.gatherToRoot(local(r), all.data(), bytes);
+    if (comm.rank() == 0)
+      for (int64_t source = 0; source < comm.size(); ++source)
+        program::placeBlock(all.data() + source * bytes, info, rank.mesh,
+                            run.positionOf(source), run.final[r]);
+  }
+}
+
+void saveCheckpoint(Run &run, Communicator &comm, int64_t stepsDone) {
+  if (comm.rank() == 0) {
+    NamedTensors out;
+    for (auto [r, info] : llvm::enumerate(run.entry->results))
+      if (run.roles.feeds[r])
+        out.tensors.emplace_back(info.name, run.final[r]);
+    if (llvm::Error err =
+            writeCheckpoint(run.options.ckptDir, stepsDone, out, run.json))
+      comm.fail(llvm::toString(std::move(err)));
+    llvm::outs() << "checkpoint: " << run.options.ckptDir << " after step "
+                 << stepsDone - 1 << "\n";
+    llvm::outs().flush();
+  }
+  comm.barrier();
+}
+
+void printHeader(const Run &run, const Communicator &comm) {
+  const MeshShape &mesh = run.mesh->shape;
+  llvm::outs() << "tessel: @" << run.entry->name << " on " << comm.size()
+               << (comm.size() == 1 ? " rank" : " ranks") << " ("
+               << comm.backend() << "), mesh";
+  for (auto [axis, size] : llvm::zip(mesh.axisNames, mesh.axisSizes))
+    llvm::outs() << " " << axis << "=" << size;
+  if (mesh.axisNames.empty())
+    llvm::outs() << " none (one device)";
+  llvm::outs() << "\n";
+  if (!run.mesh->devices.empty()) {
+    llvm::outs() << "tessel: mesh positions 0.." << comm.size() - 1
+                 << " run on ranks";
+    for (int64_t r : run.mesh->devices)
+      llvm::outs() << " " << r;
+    llvm::outs() << "\n";
+  }
+}
+
+void printProgress(const Run &run, int64_t k, double loss, double gradNorm,
+                   double ms) {
+  llvm::outs() << "step " << k;
+  // The loss of the whole (accumulated) batch: the micro-steps' mean.
+  if (run.roles.loss)
+    llvm::outs() << llvm::format(": loss %.6f", loss);
+  if (run.roles.gradNorm)
+    llvm::outs() << llvm::format(", grad_norm %.6f", gradNorm);
+  llvm::outs() << llvm::format(", %.1f ms/step", ms);
+  if (run.tokensPerStep)
+    llvm::outs() << llvm::format(", %.0f tokens/s",
+                                 run.tokensPerStep * 1000.0 / ms);
+  llvm::outs() << "\n";
+  llvm::outs().flush();
+}
+
+void printSummary(const Stats &stats) {
+  // Rank 0's view; in SPMD programs every rank does the same work.
+  double ms = 1000 * stats.seconds / stats.steps;
+  llvm::outs() << llvm::format(
+      "summary: %.2f ms/step over %lld steps after the first; matmuls "
+      "%.3f GFLOP/step per rank, %.2f GFLOP/s per rank; time in matmuls "
+      "%.0f%%, in collectives %.0f%%\n",
+      ms, (long long)stats.steps, stats.flops / stats.steps / 1e9,
+      stats.flops / stats.seconds / 1e9, 100 * stats.gemm / stats.seconds,
+      100 * stats.comm / stats.seconds);
+  llvm::outs().flush();
+}
+
+/// NAME.json -> NAME.rankN.json (one trace file per MPI process).
+std::string traceFileFor(llvm::StringRef name, int64_t rank) {
+  llvm::StringRef stem = name.ends_with(".json") ? name.drop_back(5) : name;
+  return (stem + ".rank" + llvm::Twine(rank) + ".json").str();
+}
+
+void finishTrace(Rank &rank) {
+  Run &run = rank.run;
+  int64_t me = rank.comm.rank();
+  if (!run.traces.empty()) { // threads: main writes every rank's events
+    run.traces[me] = std::move(rank.ctx.events);
+    return;
+  }
+  if (llvm::Error err = writeTrace(traceFileFor(run.options.traceFile, me),
+                                   {{me, rank.ctx.events}}))
+    rank.comm.fail(llvm::toString(std::move(err)));
+}
+
+/// Runs the steps; rank 0 reports.
+void stepLoop(Rank &rank) {
+  Run &run = rank.run;
+  const Options &o = run.options;
+  RankContext &ctx = rank.ctx;
+  Stats stats;
+  auto last = std::chrono::steady_clock::now();
+  int64_t printed = run.firstStep;
+  for (int64_t k = run.firstStep; k < o.steps; ++k) {
+    maybeFail(o, rank.comm.rank(), k);
+    auto start = std::chrono::steady_clock::now();
+    double startUs = ctx.tracing ? ctx.nowUs() : 0;
+    double flops = ctx.gemmFlops, gemm = ctx.gemmSeconds,
+           comm = ctx.commSeconds;
+    double loss = optimizerStep(rank, k);
+    if (ctx.tracing)
+      ctx.events.push_back({"step " + std::to_string(k), "step", startUs,
+                            ctx.nowUs() - startUs});
+    auto now = std::chrono::steady_clock::now();
+    if (k > run.firstStep) {
+      stats.seconds += std::chrono::duration<double>(now - start).count();
+      stats.flops += ctx.gemmFlops - flops;
+      stats.gemm += ctx.gemmSeconds - gemm;
+      stats.comm += ctx.commSeconds - comm;
+      ++stats.steps;
+    }
+    bool lastStep = k + 1 == o.steps;
+    if (rank.comm.rank() == 0 &&
+        ((k + 1) % o.printEvery == 0 || lastStep || k == run.firstStep)) {
+      double seconds = std::chrono::duration<double>(now - last).count();
+      double ms = 1000.0 * seconds / std::max<int64_t>(k + 1 - printed, 1);
+      printed = k + 1;
+      last = now;
+      printProgress(run, k, loss,
+                    run.roles.gradNorm ? rank.resultScalar(*run.roles.gradNorm)
+                                       : 0.0,
+                    ms);
+    }
+    // The step's results that feed arguments are now in `args`.
+    auto local = [&](size_t r) -> const uint8_t * {
+      return run.roles.feeds[r] ? rank.args[*run.roles.feeds[r]].get()
+                                : rank.results[r].get();
+    };
+    bool save = !o.ckptDir.empty() &&
+                ((o.saveEvery > 0 && (k + 1) % o.saveEvery == 0) || lastStep);
+    if (save || (lastStep && !o.saveFile.empty()))
+      gatherResults(rank, local);
+    if (save)
+      saveCheckpoint(run, rank.comm, k + 1);
+  }
+  if (rank.comm.rank() == 0 && stats.steps > 0)
+    printSummary(stats);
+}
+
+} // namespace
+
+int rt::runRank(Run &run, Communicator &comm) {
+  const MeshShape &mesh = run.mesh->shape;
+  if (comm.size() != mesh.numDevices())
+    comm.fail("this program was compiled for " +
+              std::to_string(mesh.numDevices()) + " devices but runs on " +
+              std::to_string(comm.size()) +
+              " ranks; recompile it with another --mesh");
+  RankContext ctx;
+  ctx.comm = &comm;
+  ctx.mesh = &mesh;
+  ctx.devices = &run.mesh->devices;
+  ctx.device = run.positionOf(comm.rank());
+  ctx.tracing = !run.options.traceFile.empty();
+  ctx.origin = run.origin;
+  setCurrentRank(&ctx);
+  if (comm.rank() == 0)
+    printHeader(run, comm);
+  Rank rank{run, comm, ctx, mesh, ctx.device, {}, {}, {}, {}};
+  materialize(rank);
+  stepLoop(rank);
+  if (ctx.tracing)
+    finishTrace(rank);
+  setCurrentRank(nullptr);
+  return 0;
+}

@@ -1,0 +1,84 @@
+//===- Run.h - what the ranks of one run share ------------------*- C++ -*-===//
+//
+// main() (Main.cpp) parses the flags into Options; prepareRun (Setup.cpp)
+// reads the program description and binds every argument to where its
+// first value comes from; runRank (RankLoop.cpp) runs the steps on one rank.
+// Every decision about an argument or a result follows its role in the
+// description (program/Program.h), never its name.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_RUNTIME_CPU_RUN_H
+#define TESSEL_RUNTIME_CPU_RUN_H
+
+#include "tessel/program/Program.h"
+#include "tessel/runtime/Communicator.h"
+#include "tessel/support/SafeTensors.h"
+#include "tessel/support/TokenFile.h"
+
+#include "RankContext.h"
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessel::rt {
+
+/// The command line of a compiled program (docs/running.md).
+struct Options {
+  int64_t steps = 10, printEvery = 1, saveEvery = 0, batchSize = 0;
+  uint64_t seed = 0;
+  double lr = 0;
+  bool resume = false;
+  std::string dataFile, tokenType = "uint16", initFrom, saveFile, ckptDir,
+      traceFile;
+  // Fault injection (tests).
+  int64_t failRank = -1, failStep = 0;
+  std::string failMode = "exit";
+};
+
+/// Where an argument's first value comes from: bytes of a mapped file
+/// (--init-from, --resume; each rank copies its block) or the counter-based
+/// initialization (each rank computes its block only).
+struct ArgumentSource {
+  const uint8_t *mapped = nullptr;
+  InitSpec spec;
+  uint64_t stream = 0;
+};
+
+struct Run {
+  Options options;
+  program::Program program;
+  const program::Entry *entry = nullptr;
+  const program::MeshInfo *mesh = nullptr;
+  program::Bindings roles;
+  std::vector<ArgumentSource> sources; ///< per argument
+  std::vector<std::unique_ptr<MappedSafeTensors>> files;
+  /// Gradient accumulation (programs compiled with --accumulate): calls per
+  /// optimizer step.
+  int64_t microSteps = 1;
+  std::optional<TokenFile> tokens;
+  int64_t vocab = 0, tokensPerStep = 0;
+  int64_t firstStep = 0;
+  std::chrono::steady_clock::time_point origin =
+      std::chrono::steady_clock::now();
+  std::vector<std::vector<TraceEvent>> traces; ///< per rank (threads)
+  std::string json; ///< the program description, saved with checkpoints
+  std::vector<HostTensor> final; ///< global, per result (rank 0)
+
+  /// The mesh position rank `rank` plays (the inverse of the device list).
+  int64_t positionOf(int64_t rank) const;
+};
+
+/// Binds the arguments of `run.program` (parsed and validated) to the files
+/// and flags of `run.options`; errors are the user's.
+llvm::Error prepareRun(Run &run);
+
+/// Runs the steps on one rank.
+int runRank(Run &run, Communicator &comm);
+
+} // namespace tessel::rt
+
+#endif // TESSEL_RUNTIME_CPU_RUN_H
