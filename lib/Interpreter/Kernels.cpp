@@ -392,9 +392,13 @@ HostTensor kernels::softmax(const HostTensor &x, int64_t dim) {
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t in = 0; in < inner; ++in) {
       auto at = [&](int64_t s) { return (o * size + s) * inner + in; };
+      // A NaN anywhere makes the max NaN, so the row becomes NaN (std::max
+      // would skip it, and an all-NaN row would pass for all -inf).
       double mx = -std::numeric_limits<double>::infinity();
-      for (int64_t s = 0; s < size; ++s)
-        mx = std::max(mx, x.f[at(s)]);
+      for (int64_t s = 0; s < size; ++s) {
+        double v = x.f[at(s)];
+        mx = std::isnan(v) || std::isnan(mx) ? std::nan("") : std::max(mx, v);
+      }
       if (std::isinf(mx) && mx < 0) { // all -inf: zeros
         for (int64_t s = 0; s < size; ++s)
           r.f[at(s)] = 0.0;

@@ -16,7 +16,7 @@ def Tessel_SoftmaxOp : Tessel_Op<"softmax", [DeclareOpInterfaceMethods<Tessel_Vj
   let summary = "Softmax along one dimension";
   let description = [{
     `result = exp(x - max) / sum(exp(x - max))` along `dim`, computed in at
-    least f32. A slice that is all `-inf` gives zeros.
+    least f32. A slice that is all `-inf` gives zeros; a slice with a NaN is all NaN.
 
     ```mlir
     %p = tessel.softmax %scores, dim = 3 : tensor<2x4x16x16xf32>
