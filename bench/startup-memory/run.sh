@@ -7,6 +7,8 @@
 # what start-up needs. Runs 4 MPI processes (one rank each) and, where
 # mpirun is missing, 4 ranks as threads of one process. Usage:
 #   bench/startup-memory/run.sh [BUILD_DIR]
+# (BUILD_DIR/bin holds the tools; for tools of another build copied
+# elsewhere, TESSEL_CXX can point at a wrapper that links their runtime.)
 set -euo pipefail
 BIN=${1:-build}/bin
 BASE=${TESSEL_BENCH_DIR:-${TMPDIR:-/tmp}}
@@ -32,7 +34,8 @@ def mib(shapes):
     return n / 2**20
 carried = [a for a in args if a["role"] in ("parameter", "optimizer_state")]
 print("  %.1f MiB global, %.1f MiB per rank on dp=4" % (
-    mib(a["global_shape"] for a in carried), mib(a["shape"] for a in carried)))'
+    mib(a["global_shape"] for a in carried), mib(a["shape"] for a in carried)))' \
+  || echo "  (a description before version 2: tools older than 18dbbeb)"
 echo "one device, one process:"
 /usr/bin/time -f "  peak RSS %M KiB" "$WORK/gpt1" --steps 0 > /dev/null
 if command -v mpirun > /dev/null; then
