@@ -13,6 +13,8 @@
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tessel;
 
@@ -470,8 +472,21 @@ Value mlir::tessel::createSplat(OpBuilder &builder, Location loc,
     v.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
     scalar = builder.getFloatAttr(ft, v);
   } else {
-    scalar = builder.getIntegerAttr(type.getElementType(),
-                                    static_cast<int64_t>(value));
+    // Saturate: ±inf (the identity of max/min) becomes the type's lowest /
+    // highest value, not whatever an out-of-range cast gives (undefined
+    // behaviour, 0 for i32 on x86). i1 is 0/1.
+    unsigned width = type.getElementType().getIntOrFloatBitWidth();
+    APInt lo = width == 1 ? APInt(1, 0) : APInt::getSignedMinValue(width);
+    APInt hi = width == 1 ? APInt(1, 1) : APInt::getSignedMaxValue(width);
+    double loD = width == 1 ? 0.0 : lo.getSExtValue();
+    double hiD = width == 1 ? 1.0 : double(hi.getSExtValue());
+    APInt v = std::isnan(value) ? APInt(width, 0)
+              : value <= loD    ? lo
+              : value >= hiD
+                  ? hi
+                  : APInt(width, uint64_t(static_cast<int64_t>(value)),
+                          /*isSigned=*/true, /*implicitTrunc=*/true);
+    scalar = builder.getIntegerAttr(type.getElementType(), v);
   }
   return ConstantOp::create(builder, loc, DenseElementsAttr::get(type, scalar));
 }

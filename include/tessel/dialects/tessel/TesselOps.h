@@ -63,8 +63,10 @@ LogicalResult verifyShardingFor(ShardingAttr sharding, Type type,
                                 function_ref<InFlightDiagnostic()> emitError,
                                 StringRef what);
 
-/// A splat `tessel.constant` of `type` holding `value` (rounded to nearest
-/// even for floats, truncated for integers).
+/// A splat `tessel.constant` of `type` holding `value`: rounded to nearest
+/// even for floats; for integers truncated toward zero and saturated to the
+/// type's range (so ±inf, the identity of max and min, becomes its lowest
+/// and highest value; i1 is 0 or 1; NaN is 0).
 Value createSplat(OpBuilder &builder, Location loc, RankedTensorType type,
                   double value);
 
