@@ -1,6 +1,7 @@
 //===- LowerToLinalg.cpp - tessel ops to linalg and runtime calls ---------===//
 
 #include "tessel/dialects/tessel/TesselOps.h"
+#include "tessel/lowering/CommGroups.h"
 #include "tessel/lowering/Lowering.h"
 #include "tessel/passes/Passes.h"
 
@@ -26,24 +27,14 @@ using namespace mlir::tessel;
 
 namespace {
 struct TesselLowerToLinalgPass
-    : tessel::impl::TesselLowerToLinalgPassBase<TesselLowerToLinalgPass> {
+    : mlir::tessel::impl::TesselLowerToLinalgPassBase<TesselLowerToLinalgPass> {
   using TesselLowerToLinalgPassBase::TesselLowerToLinalgPassBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // Ops the CPU backend cannot lower yet get a message that says so.
-    WalkResult unsupported = module.walk([](Operation *op) {
-      if (isa<SendOp, RecvOp>(op)) {
-        op->emitOpError()
-            << "has no CPU lowering yet; run this program in tessel-interp, "
-               "or express it without "
-            << op->getName();
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
-    if (unsupported.wasInterrupted())
-      return signalPassFailure();
+    // Collectives name their communicator group (tessel-export-entry has
+    // numbered them when it ran first; this numbers the rest).
+    assignCommGroups(module);
 
     replaceEmptyResults(module);
 

@@ -30,6 +30,7 @@ tools = [
     "tessel-compile",
     "tessel-run",
     "tessel-tokenize",
+    "tessel-comm-check",
     ToolSubst("tessel-cuda-info", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

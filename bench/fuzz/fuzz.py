@@ -41,6 +41,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fuzz_gen import Gen  # noqa: E402
 from fuzz_program import FLOATS, TOL  # noqa: E402
+import fuzz_compare  # noqa: E402
 
 
 CRASH_RE = re.compile(r"LLVM ERROR|Assertion .* failed|Stack dump|PLEASE "
@@ -180,10 +181,9 @@ class Runner:
         for path, stage in outs:
             cmd = ("tessel-interp %s --func %s --seed %d --expect ref.st "
                    "--rtol %s --atol %s" % (path, func, seed, rtol, atol))
-            kind, rc, out = self.run([self.tool("tessel-interp"), path,
-                                      "--func", func, "--expect", "ref.st",
-                                      "--rtol", rtol, "--atol", atol] + seeds,
-                                     cwd)
+            kind, rc, out = self.expect(
+                prog, [self.tool("tessel-interp"), path, "--func", func] +
+                seeds, "ref.st", cwd, rtol, atol)
             if kind == "fail":
                 if "MISMATCH" in out or "missing" in out:
                     return Result("wrong", stage, "\n".join(
@@ -193,10 +193,30 @@ class Runner:
             if kind != "ok":
                 return Result(kind, stage + "-interp", out, cmd)
         if compile_:
-            return self.compile(src, func, cwd, rtol, atol)
+            return self.compile(prog, src, func, cwd, rtol, atol)
         return Result("ok")
 
-    def compile(self, src, func, cwd, rtol, atol):
+    def expect(self, prog, cmd, saved, cwd, rtol, atol,
+               reference_is_run=False):
+        """Runs the interpreter command `cmd` against the results `saved`.
+        f32/f64: `--expect`. 16-bit programs: the run's results are saved
+        and compared tensor by tensor (fuzz_compare). With
+        `reference_is_run`, the run is the reference and `saved` the
+        results under test."""
+        if prog.dtype != "bf16":
+            return self.run(cmd + ["--expect", saved, "--rtol", rtol,
+                                   "--atol", atol], cwd)
+        kind, rc, out = self.run(cmd + ["--save", "run.st"], cwd)
+        if kind != "ok":
+            return kind, rc, out
+        ref, got = ((os.path.join(cwd, "run.st"), os.path.join(cwd, saved))
+                    if reference_is_run else
+                    (os.path.join(cwd, saved), os.path.join(cwd, "run.st")))
+        lines = fuzz_compare.compare(ref, got, float(rtol), float(atol))
+        return ("fail" if lines else "ok"), (1 if lines else 0), \
+            "\n".join(lines)
+
+    def compile(self, prog, src, func, cwd, rtol, atol):
         cmd = "tessel-compile %s --entry %s -o exe" % (src, func)
         kind, rc, out = self.run([self.tool("tessel-compile"), src, "--entry",
                                   func, "-o", "exe"], cwd,
@@ -211,9 +231,9 @@ class Runner:
                           "./exe --steps 1 --save out.st")
         cmd = ("tessel-interp %s --func %s --expect out.st --rtol %s "
                "--atol %s" % (src, func, rtol, atol))
-        kind, rc, out = self.run([self.tool("tessel-interp"), src, "--func",
-                                  func, "--expect", "out.st", "--rtol", rtol,
-                                  "--atol", atol], cwd)
+        kind, rc, out = self.expect(
+            prog, [self.tool("tessel-interp"), src, "--func", func],
+            "out.st", cwd, rtol, atol, reference_is_run=True)
         if kind == "fail":
             return Result("wrong", "compiled", "\n".join(
                 l for l in out.splitlines() if "MISMATCH" in l or "missing"
@@ -437,6 +457,8 @@ def main():
                                                   "bin"))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=100)
+    ap.add_argument("--first", type=int, default=0,
+                    help="index of the first program (to rerun one)")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--compile-every", type=int, default=10,
                     help="compile one program in N (0: never)")
@@ -460,7 +482,7 @@ def main():
         return Gen(rng, grad=bool(grad)).program()
 
     if o.show:
-        for i in range(o.count):
+        for i in range(o.first, o.first + o.count):
             print("// program %d" % i)
             print(make(i).render())
         return 0
@@ -491,9 +513,9 @@ def main():
         if o.jobs > 1:
             from concurrent.futures import ThreadPoolExecutor
             ex = ThreadPoolExecutor(o.jobs)
-            results = ex.map(task, range(o.count))
+            results = ex.map(task, range(o.first, o.first + o.count))
         else:
-            results = map(task, range(o.count))
+            results = map(task, range(o.first, o.first + o.count))
         for i, prog, res, cwd, optimize, compile_ in results:
             counts[res.cls] += 1
             if res.cls != "ok":

@@ -52,6 +52,27 @@ Operation *TesselDialect::materializeConstant(OpBuilder &builder,
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// A module's communicator groups: [{mesh = "m", axes = ["a", ...]}, ...].
+LogicalResult verifyGroupList(Operation *op, NamedAttribute attr) {
+  auto bad = [&]() {
+    return op->emitOpError()
+           << "'" << attr.getName().getValue()
+           << "' lists a module's communicator groups as an array of "
+           << "{mesh = \"name\", axes = [\"axis\", ...]} dictionaries";
+  };
+  auto list = dyn_cast<ArrayAttr>(attr.getValue());
+  if (!isa<ModuleOp>(op) || !list)
+    return bad();
+  for (Attribute a : list) {
+    auto dict = dyn_cast<DictionaryAttr>(a);
+    auto axes = dict ? dict.getAs<ArrayAttr>("axes") : ArrayAttr();
+    if (!dict || !dict.getAs<StringAttr>("mesh") || !axes ||
+        !llvm::all_of(axes, [](Attribute x) { return isa<StringAttr>(x); }))
+      return bad();
+  }
+  return success();
+}
+
 /// Checks one known tessel.* attribute attached to a value of type `type`.
 LogicalResult verifyValueAttribute(NamedAttribute attr, Type type,
                                    Operation *op, StringRef what) {
@@ -200,6 +221,19 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
                      ? "description (a string)"
                      : "function and buffers (a dictionary)")
              << " on a module, as tessel-export-entry sets it";
+    return success();
+  }
+  if (name == ::tessel::program::kGroupsAttrName)
+    return verifyGroupList(op, attr);
+  if (name == ::tessel::program::kGroupAttrName) {
+    // Set by assignCommGroups (tessel/lowering/CommGroups.h).
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!index || index.getInt() < 0 || !op->getAttr("mesh") ||
+        !op->getAttr("axes"))
+      return op->emitOpError()
+             << "'" << name << "' is a communicating op's index into its "
+             << "module's '" << ::tessel::program::kGroupsAttrName
+             << "' (a non-negative integer on an op with a mesh and axes)";
     return success();
   }
   if (name == kLayerAttrName || name == kStageAttrName) {

@@ -15,6 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tessel/dialects/tessel/TesselOps.h"
+#include "tessel/lowering/CommGroups.h"
 #include "tessel/lowering/CpuTarget.h"
 #include "tessel/lowering/Lowering.h"
 #include "tessel/program/Describe.h"
@@ -94,6 +96,10 @@ struct ExportEntryPass
       return signalPassFailure();
     tp::Program program;
     program.meshes.push_back(tp::describeMesh(entry));
+    program.groups = mlir::tessel::assignCommGroups(module);
+    described->groups = mlir::tessel::groupsUsedBy(entry);
+    if (failed(describeGroupMeshes(module, program)))
+      return signalPassFailure();
     program.entries.push_back(std::move(*described));
     program.target = selected->described;
     if (llvm::Error err = tp::validateProgram(program)) {
@@ -119,6 +125,21 @@ struct ExportEntryPass
                          b.getNamedAttr("buffers", b.getArrayAttr(buffers))}));
     if (failed(setTarget(module, *selected)))
       signalPassFailure();
+  }
+
+  /// Adds every mesh a group communicates on (sub-meshes of the entry's).
+  static LogicalResult describeGroupMeshes(ModuleOp module,
+                                           tp::Program &program) {
+    for (const tp::CommGroup &g : program.groups) {
+      if (program.findMesh(g.mesh))
+        continue;
+      auto mesh = module.lookupSymbol<mlir::tessel::MeshOp>(g.mesh);
+      if (!mesh)
+        return module.emitError() << "a collective refers to an unknown mesh @"
+                                  << g.mesh;
+      program.meshes.push_back(tp::describeMesh(mesh));
+    }
+    return success();
   }
 
   LogicalResult setTarget(ModuleOp module,

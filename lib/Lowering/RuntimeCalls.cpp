@@ -11,6 +11,7 @@
 
 #include "LoweringUtils.h"
 #include "tessel/dialects/tessel/TesselOps.h"
+#include "tessel/lowering/CommGroups.h"
 #include "tessel/lowering/Lowering.h"
 #include "tessel/runtime/Abi.h"
 
@@ -98,7 +99,8 @@ Value i64Const(OpBuilder &b, Location loc, int64_t v) {
 /// tensors. One-shot bufferization sees the call to the wrapper as reading
 /// its operands and returning a fresh tensor, which is exactly what the
 /// runtime call does; the buffer casts stay inside the wrapper, where no
-/// pass can merge or move them away from the call.
+/// pass can merge or move them away from the call. Without a `resultType`
+/// the call has no result buffer and returns nothing (a send).
 Value callRuntime(PatternRewriter &rw, Operation *anchor, StringRef name,
                   ValueRange inputs, RankedTensorType resultType,
                   ArrayRef<DenseElementsAttr> constants,
@@ -109,19 +111,23 @@ Value callRuntime(PatternRewriter &rw, Operation *anchor, StringRef name,
   for (Value v : inputs)
     runtimeArgs.push_back(
         flatType(cast<RankedTensorType>(v.getType()).getElementType()));
-  runtimeArgs.push_back(flatType(resultType.getElementType()));
+  if (resultType)
+    runtimeArgs.push_back(flatType(resultType.getElementType()));
   for (DenseElementsAttr c : constants)
     runtimeArgs.push_back(flatType(c.getElementType()));
   runtimeArgs.append(scalars.size(), rw.getI64Type());
   FlatSymbolRefAttr callee = declareRuntime(rw, anchor, name, runtimeArgs, {});
 
+  SmallVector<Type> results;
+  if (resultType)
+    results.push_back(resultType);
   func::FuncOp wrapper;
   {
     OpBuilder::InsertionGuard g(rw);
     rw.setInsertionPointToEnd(module.getBody());
-    wrapper = func::FuncOp::create(
-        rw, loc, ("__tessel_call_" + name).str(),
-        rw.getFunctionType(TypeRange(inputs), {resultType}));
+    wrapper = func::FuncOp::create(rw, loc, ("__tessel_call_" + name).str(),
+                                   rw.getFunctionType(TypeRange(inputs),
+                                                      results));
     wrapper.setPrivate();
     SymbolTable(module).insert(wrapper); // unique name
     Block *body = wrapper.addEntryBlock();
@@ -129,17 +135,24 @@ Value callRuntime(PatternRewriter &rw, Operation *anchor, StringRef name,
     SmallVector<Value> args;
     for (BlockArgument a : body->getArguments())
       args.push_back(inputBuffer(rw, loc, a));
-    OutputBuffer out = outputBuffer(rw, loc, resultType);
-    args.push_back(out.flat);
+    std::optional<OutputBuffer> out;
+    if (resultType) {
+      out = outputBuffer(rw, loc, resultType);
+      args.push_back(out->flat);
+    }
     for (DenseElementsAttr c : constants)
       args.push_back(
           inputBuffer(rw, loc, arith::ConstantOp::create(rw, loc, c)));
     for (int64_t v : scalars)
       args.push_back(i64Const(rw, loc, v));
     func::CallOp::create(rw, loc, callee, TypeRange{}, args);
-    func::ReturnOp::create(rw, loc, out.tensorOf(rw, loc, resultType));
+    SmallVector<Value> returned;
+    if (out)
+      returned.push_back(out->tensorOf(rw, loc, resultType));
+    func::ReturnOp::create(rw, loc, returned);
   }
-  return func::CallOp::create(rw, loc, wrapper, inputs).getResult(0);
+  auto call = func::CallOp::create(rw, loc, wrapper, inputs);
+  return resultType ? call.getResult(0) : Value();
 }
 
 Value convertTensor(OpBuilder &b, Location loc, Value v, Type elem) {
@@ -233,27 +246,6 @@ struct DotGeneralLowering : OpRewritePattern<DotGeneralOp> {
 // Collectives
 //===----------------------------------------------------------------------===//
 
-/// The axes code of runtime/Abi.h, or failure for an unknown axis.
-FailureOr<int64_t> axesCode(Operation *op, FlatSymbolRefAttr meshRef,
-                            ArrayAttr axes) {
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshRef);
-  if (!mesh)
-    return op->emitOpError() << "refers to an unknown mesh " << meshRef;
-  int64_t code = 0, shift = 0;
-  for (Attribute a : axes) {
-    StringRef name = cast<StringAttr>(a).getValue();
-    auto names = mesh.getAxisNames();
-    auto it = llvm::find_if(names, [&](Attribute n) {
-      return cast<StringAttr>(n).getValue() == name;
-    });
-    if (it == names.end())
-      return op->emitOpError() << "mesh axis '" << name << "' is unknown";
-    code |= (int64_t(it - names.begin()) + 1) << shift;
-    shift += 4;
-  }
-  return code;
-}
-
 FailureOr<StringRef> typeSuffix(Type elem) {
   if (elem.isF32())
     return StringRef("f32");
@@ -284,31 +276,53 @@ int64_t reduceCode(CollectiveKind kind) {
   return TESSEL_RT_SUM;
 }
 
-/// Emits tessel_rt_collective_<type>(input, result, descriptor).
-LogicalResult emitCollective(PatternRewriter &rw, Operation *op, int64_t opcode,
-                             int64_t kind, FlatSymbolRefAttr mesh,
-                             ArrayAttr axes, ArrayRef<int64_t> params) {
-  Location loc = op->getLoc();
-  FailureOr<int64_t> code = axesCode(op, mesh, axes);
-  if (failed(code))
+/// The descriptor of runtime/Abi.h: [opcode, kind, group, rank, in shape,
+/// out shape, params...].
+DenseElementsAttr descriptor(Builder &b, int64_t opcode, int64_t kind,
+                             int64_t group, RankedTensorType in,
+                             RankedTensorType out, ArrayRef<int64_t> params) {
+  SmallVector<int64_t> desc = {opcode, kind, group, in.getRank()};
+  llvm::append_range(desc, in.getShape());
+  llvm::append_range(desc, out.getShape());
+  llvm::append_range(desc, params);
+  auto type = RankedTensorType::get({int64_t(desc.size())}, b.getI64Type());
+  return DenseElementsAttr::get(type, ArrayRef<int64_t>(desc));
+}
+
+/// Emits tessel_rt_<call>_<type>(buffers..., descriptor): `input` (none for a
+/// receive) and `type`, the result (none for a send).
+LogicalResult emitCommunication(PatternRewriter &rw, Operation *op,
+                                StringRef call, int64_t opcode, int64_t kind,
+                                Value input, RankedTensorType type,
+                                ArrayRef<int64_t> params) {
+  FailureOr<int64_t> group = commGroupOf(op);
+  if (failed(group))
     return failure();
-  Value input = op->getOperand(0);
-  auto inType = cast<RankedTensorType>(input.getType());
-  auto type = cast<RankedTensorType>(op->getResult(0).getType());
-  FailureOr<StringRef> suffix = typeSuffix(type.getElementType());
+  auto inType = input ? cast<RankedTensorType>(input.getType()) : type;
+  auto outType = type ? type : inType;
+  FailureOr<StringRef> suffix = typeSuffix(outType.getElementType());
   if (failed(suffix))
     return rw.notifyMatchFailure(op, "element type without a collective");
-  SmallVector<int64_t> desc = {opcode, kind, *code, inType.getRank()};
-  llvm::append_range(desc, inType.getShape());
-  llvm::append_range(desc, type.getShape());
-  llvm::append_range(desc, params);
-  auto descType =
-      RankedTensorType::get({int64_t(desc.size())}, rw.getI64Type());
-  auto descAttr = DenseElementsAttr::get(descType, ArrayRef<int64_t>(desc));
-  rw.replaceOp(op,
-               callRuntime(rw, op, ("tessel_rt_collective_" + *suffix).str(),
-                           {input}, type, {descAttr}, {}));
+  DenseElementsAttr desc =
+      descriptor(rw, opcode, kind, *group, inType, outType, params);
+  SmallVector<Value> inputs;
+  if (input)
+    inputs.push_back(input);
+  Value result = callRuntime(rw, op, ("tessel_rt_" + call + "_" + *suffix).str(),
+                             inputs, type, {desc}, {});
+  if (type)
+    rw.replaceOp(op, result);
+  else
+    rw.eraseOp(op);
   return success();
+}
+
+/// Emits tessel_rt_collective_<type>(input, result, descriptor).
+LogicalResult emitCollective(PatternRewriter &rw, Operation *op, int64_t opcode,
+                             int64_t kind, ArrayRef<int64_t> params) {
+  return emitCommunication(
+      rw, op, "collective", opcode, kind, op->getOperand(0),
+      cast<RankedTensorType>(op->getResult(0).getType()), params);
 }
 
 struct AllReduceLowering : OpRewritePattern<AllReduceOp> {
@@ -316,8 +330,7 @@ struct AllReduceLowering : OpRewritePattern<AllReduceOp> {
   LogicalResult matchAndRewrite(AllReduceOp op,
                                 PatternRewriter &rw) const override {
     return emitCollective(rw, op, TESSEL_RT_ALL_REDUCE,
-                          reduceCode(op.getKind()), op.getMeshAttr(),
-                          op.getAxes(), {0, 0, 0});
+                          reduceCode(op.getKind()), {0, 0, 0});
   }
 };
 
@@ -325,8 +338,7 @@ struct AllGatherLowering : OpRewritePattern<AllGatherOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AllGatherOp op,
                                 PatternRewriter &rw) const override {
-    return emitCollective(rw, op, TESSEL_RT_ALL_GATHER, 0, op.getMeshAttr(),
-                          op.getAxes(), {op.getDim(), 0, 0});
+    return emitCollective(rw, op, TESSEL_RT_ALL_GATHER, 0, {op.getDim(), 0, 0});
   }
 };
 
@@ -335,8 +347,7 @@ struct ReduceScatterLowering : OpRewritePattern<ReduceScatterOp> {
   LogicalResult matchAndRewrite(ReduceScatterOp op,
                                 PatternRewriter &rw) const override {
     return emitCollective(rw, op, TESSEL_RT_REDUCE_SCATTER,
-                          reduceCode(op.getKind()), op.getMeshAttr(),
-                          op.getAxes(), {op.getDim(), 0, 0});
+                          reduceCode(op.getKind()), {op.getDim(), 0, 0});
   }
 };
 
@@ -344,9 +355,7 @@ struct AllToAllLowering : OpRewritePattern<AllToAllOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AllToAllOp op,
                                 PatternRewriter &rw) const override {
-    return emitCollective(rw, op, TESSEL_RT_ALL_TO_ALL, 0, op.getMeshAttr(),
-                          op.getAxes(),
-                          {op.getSplitDim(), op.getConcatDim(), 0});
+    return emitCollective(rw, op, TESSEL_RT_ALL_TO_ALL, 0, {op.getSplitDim(), op.getConcatDim(), 0});
   }
 };
 
@@ -358,7 +367,27 @@ struct CollectivePermuteLowering : OpRewritePattern<CollectivePermuteOp> {
     SmallVector<int64_t> params = {0, 0, int64_t(pairs.size() / 2)};
     llvm::append_range(params, pairs);
     return emitCollective(rw, op, TESSEL_RT_COLLECTIVE_PERMUTE, 0,
-                          op.getMeshAttr(), op.getAxes(), params);
+                          params);
+  }
+};
+
+struct SendLowering : OpRewritePattern<SendOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SendOp op,
+                                PatternRewriter &rw) const override {
+    return emitCommunication(rw, op, "send", TESSEL_RT_SEND, 0, op.getInput(),
+                             RankedTensorType(),
+                             {op.getTarget(), op.getChannel(), 0});
+  }
+};
+
+struct RecvLowering : OpRewritePattern<RecvOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RecvOp op,
+                                PatternRewriter &rw) const override {
+    return emitCommunication(rw, op, "recv", TESSEL_RT_RECV, 0, Value(),
+                             cast<RankedTensorType>(op.getType()),
+                             {op.getSource(), op.getChannel(), 0});
   }
 };
 
@@ -367,14 +396,14 @@ struct AxisIndexLowering : OpRewritePattern<AxisIndexOp> {
   LogicalResult matchAndRewrite(AxisIndexOp op,
                                 PatternRewriter &rw) const override {
     Location loc = op.getLoc();
-    FailureOr<int64_t> code = axesCode(op, op.getMeshAttr(), op.getAxes());
-    if (failed(code))
+    FailureOr<int64_t> group = commGroupOf(op);
+    if (failed(group))
       return failure();
     Type i64 = rw.getI64Type();
     FlatSymbolRefAttr callee =
         declareRuntime(rw, op, "tessel_rt_axis_index", {i64}, {i64});
     Value idx = func::CallOp::create(rw, loc, callee, TypeRange{i64},
-                                     ValueRange{i64Const(rw, loc, *code)})
+                                     ValueRange{i64Const(rw, loc, *group)})
                     .getResult(0);
     auto type = cast<RankedTensorType>(op.getResult().getType());
     Value scalar = castScalar(rw, loc, idx, type.getElementType());
@@ -389,6 +418,7 @@ void mlir::tessel::populateTesselRuntimeCallPatterns(
     RewritePatternSet &patterns) {
   patterns.add<DotGeneralLowering, AllReduceLowering, AllGatherLowering,
                ReduceScatterLowering, AllToAllLowering,
-               CollectivePermuteLowering, AxisIndexLowering>(
+               CollectivePermuteLowering, SendLowering, RecvLowering,
+               AxisIndexLowering>(
       patterns.getContext());
 }

@@ -81,6 +81,11 @@ tp::MeshInfo tp::describeMesh(func::FuncOp func) {
   MeshOp mesh = ref ? lookupMesh(func, ref) : MeshOp();
   if (!mesh)
     return info;
+  return describeMesh(mesh);
+}
+
+tp::MeshInfo tp::describeMesh(MeshOp mesh) {
+  MeshInfo info;
   info.name = mesh.getSymName().str();
   for (Attribute name : mesh.getAxisNames())
     info.shape.axisNames.push_back(cast<StringAttr>(name).getValue().str());

@@ -125,6 +125,14 @@ llvm::Error parseMesh(const llvm::json::Object &o, MeshInfo &m) {
   return llvm::Error::success();
 }
 
+llvm::Error parseGroup(const llvm::json::Object &o, CommGroup &g) {
+  auto mesh = o.getString("mesh");
+  if (!mesh || !readStrings(o.getArray("axes"), g.axes))
+    return fail("a group needs a mesh and axes (strings)");
+  g.mesh = mesh->str();
+  return llvm::Error::success();
+}
+
 llvm::Error parseEntry(const llvm::json::Object &o, Entry &e) {
   auto name = o.getString("name");
   auto symbol = o.getString("symbol");
@@ -134,6 +142,8 @@ llvm::Error parseEntry(const llvm::json::Object &o, Entry &e) {
   e.name = name->str();
   e.symbol = symbol->str();
   e.mesh = mesh->str();
+  if (!readInts(o.getArray("groups"), e.groups))
+    return fail("entry '" + e.name + "' needs groups (integers)");
   for (auto [key, list] : {std::pair{"arguments", &e.arguments},
                            std::pair{"results", &e.results}}) {
     const llvm::json::Array *items = o.getArray(key);
@@ -237,18 +247,18 @@ llvm::Expected<Program> program::parseProgram(llvm::StringRef json) {
     return fail("version " + llvm::Twine(p.version) + ", but this Tessel " +
                 "reads version " + llvm::Twine(kProgramVersion) +
                 " (recompile the program with this Tessel)");
-  for (auto [key, isMesh] : {std::pair{"meshes", true},
-                             std::pair{"entries", false}}) {
+  for (llvm::StringRef key : {"meshes", "groups", "entries"}) {
     const llvm::json::Array *items = root->getArray(key);
     if (!items)
-      return fail(llvm::Twine("no ") + key);
+      return fail("no " + key);
     for (const llvm::json::Value &item : *items) {
       const llvm::json::Object *o = item.getAsObject();
       if (!o)
-        return fail(llvm::Twine(key) + " must be objects");
+        return fail(key + " must be objects");
       llvm::Error err =
-          isMesh ? parseMesh(*o, p.meshes.emplace_back())
-                 : parseEntry(*o, p.entries.emplace_back());
+          key == "meshes"   ? parseMesh(*o, p.meshes.emplace_back())
+          : key == "groups" ? parseGroup(*o, p.groups.emplace_back())
+                            : parseEntry(*o, p.entries.emplace_back());
       if (err)
         return std::move(err);
     }
@@ -261,7 +271,7 @@ llvm::Expected<Program> program::parseProgram(llvm::StringRef json) {
 }
 
 std::string program::printProgram(const Program &p) {
-  llvm::json::Array meshes, entries;
+  llvm::json::Array meshes, groups, entries;
   for (const MeshInfo &m : p.meshes) {
     llvm::json::Object o{{"name", m.name},
                          {"axes", strings(m.shape.axisNames)},
@@ -270,14 +280,19 @@ std::string program::printProgram(const Program &p) {
       o["devices"] = llvm::json::Array(m.devices);
     meshes.push_back(std::move(o));
   }
+  for (const CommGroup &g : p.groups)
+    groups.push_back(
+        llvm::json::Object{{"mesh", g.mesh}, {"axes", strings(g.axes)}});
   for (const Entry &e : p.entries)
     entries.push_back(llvm::json::Object{{"name", e.name},
                                          {"symbol", e.symbol},
                                          {"mesh", e.mesh},
+                                         {"groups", llvm::json::Array(e.groups)},
                                          {"arguments", tensors(e.arguments)},
                                          {"results", tensors(e.results)}});
   llvm::json::Object root{{"version", p.version},
                           {"meshes", std::move(meshes)},
+                          {"groups", std::move(groups)},
                           {"entries", std::move(entries)}};
   if (!p.target.cpu.empty())
     root["target"] =

@@ -81,6 +81,26 @@ llvm::Error validateTensor(const TensorInfo &t, const MeshShape &mesh,
   return llvm::Error::success();
 }
 
+llvm::Error validateGroup(const CommGroup &g, size_t index,
+                          const Program &p) {
+  const MeshInfo *mesh = p.findMesh(g.mesh);
+  if (!mesh)
+    return fail("group " + llvm::Twine(index) + " is on mesh '" + g.mesh +
+                "', which the description lacks");
+  if (g.axes.empty())
+    return fail("group " + llvm::Twine(index) + " has no axes");
+  llvm::StringSet<> seen;
+  for (const std::string &axis : g.axes) {
+    if (mesh->shape.axisIndex(axis) < 0)
+      return fail("group " + llvm::Twine(index) + " is over axis '" + axis +
+                  "', which mesh '" + g.mesh + "' lacks");
+    if (!seen.insert(axis).second)
+      return fail("group " + llvm::Twine(index) + " repeats axis '" + axis +
+                  "'");
+  }
+  return llvm::Error::success();
+}
+
 /// Carried results match their arguments; roles that drive the runtime
 /// appear at most once.
 llvm::Error validateRoles(const Entry &e) {
@@ -134,6 +154,9 @@ llvm::Error program::validateProgram(const Program &p) {
     if (llvm::Error err = validateMesh(m))
       return err;
   }
+  for (auto [i, g] : llvm::enumerate(p.groups))
+    if (llvm::Error err = validateGroup(g, i, p))
+      return err;
   if (p.entries.empty())
     return fail("no entry points");
   names.clear();
@@ -144,6 +167,10 @@ llvm::Error program::validateProgram(const Program &p) {
     if (!mesh)
       return fail("entry '" + e.name + "' runs on mesh '" + e.mesh +
                   "', which the description lacks");
+    for (int64_t g : e.groups)
+      if (g < 0 || g >= int64_t(p.groups.size()))
+        return fail("entry '" + e.name + "' uses group " + llvm::Twine(g) +
+                    " of " + llvm::Twine(p.groups.size()));
     for (const TensorInfo &t : e.arguments)
       if (llvm::Error err = validateTensor(t, mesh->shape, true))
         return err;
@@ -154,6 +181,24 @@ llvm::Error program::validateProgram(const Program &p) {
       return err;
   }
   return llvm::Error::success();
+}
+
+std::vector<std::vector<int64_t>>
+program::groupRanks(const MeshInfo &mesh, const CommGroup &group) {
+  std::vector<std::vector<int64_t>> out;
+  int64_t n = mesh.shape.numDevices();
+  std::vector<bool> placed(n, false);
+  for (int64_t position = 0; position < n; ++position) {
+    if (placed[position])
+      continue;
+    std::vector<int64_t> members = mesh.shape.group(position, group.axes);
+    for (int64_t &m : members) {
+      placed[m] = true;
+      m = mesh.devices.empty() ? m : mesh.devices[m];
+    }
+    out.push_back(std::move(members));
+  }
+  return out;
 }
 
 Bindings program::bindRoles(const Entry &e) {

@@ -12,6 +12,8 @@
 
 #include <cblas.h>
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -104,19 +106,27 @@ extern "C" void tessel_rt_gemm_f64(TESSEL_RT_MEMREF(double, a),
                batch, m, n, k, transA, transB);
 }
 
-/// The mesh axes named by an axes code (runtime/Abi.h).
-static std::vector<std::string> axesOf(int64_t code, const MeshShape &mesh) {
-  std::vector<std::string> axes;
-  for (; code; code >>= 4)
-    axes.push_back(mesh.axisNames[(code & 15) - 1]);
-  return axes;
+/// The communicator group `id` of the program (runtime/Abi.h), or null on
+/// one device without a communicator (every group has one member).
+static const Group *groupOf(RankContext &ctx, int64_t id) {
+  if (!ctx.comm)
+    return nullptr;
+  if (id < 0 || id >= int64_t(ctx.groups.size()) || !ctx.groups[id])
+    ctx.comm->fail("this program communicates in group " + std::to_string(id) +
+                   ", which this rank is not a member of; the program is "
+                   "damaged");
+  return ctx.groups[id].get();
 }
 
-extern "C" int64_t tessel_rt_axis_index(int64_t axesCode) {
-  RankContext &ctx = currentRank();
-  return ctx.mesh
-             ? ctx.mesh->groupIndex(ctx.device, axesOf(axesCode, *ctx.mesh))
-             : 0;
+extern "C" int64_t tessel_rt_axis_index(int64_t group) {
+  const Group *g = groupOf(currentRank(), group);
+  return g ? g->index() : 0;
+}
+
+void rt::completeSends(RankContext &ctx) {
+  for (auto &[bytes, request] : ctx.sends)
+    ctx.comm->wait(request);
+  ctx.sends.clear();
 }
 
 namespace {
@@ -136,11 +146,12 @@ void collective(const int64_t *desc, const void *in, void *out, DType type) {
   int64_t opcode = desc[TESSEL_RT_DESC_OPCODE];
   Timer t(ctx.commSeconds, "communication", [&] {
     static const char *names[] = {"all_reduce", "all_gather", "reduce_scatter",
-                                  "all_to_all", "collective_permute"};
+                                  "all_to_all", "collective_permute", "send",
+                                  "recv"};
     int64_t bytes = byteSize(type);
     for (int64_t d = 0; d < desc[TESSEL_RT_DESC_RANK]; ++d)
       bytes *= desc[TESSEL_RT_DESC_SHAPES + d];
-    return std::string(opcode >= 0 && opcode < 5 ? names[opcode] : "?") + " " +
+    return std::string(opcode >= 0 && opcode < 7 ? names[opcode] : "?") + " " +
            std::to_string(bytes) + " B";
   });
   int64_t rank = desc[TESSEL_RT_DESC_RANK];
@@ -153,15 +164,12 @@ void collective(const int64_t *desc, const void *in, void *out, DType type) {
     inCount *= inShape[d];
     outCount *= outShape[d];
   }
-  if (!ctx.comm || !ctx.mesh) {
-    // One device without a communicator: every group has one member.
+  const Group *g = groupOf(ctx, desc[TESSEL_RT_DESC_GROUP]);
+  if (!g) {
     std::memcpy(out, in, outCount * width);
     return;
   }
-  std::vector<std::string> axes = axesOf(desc[TESSEL_RT_DESC_AXES], *ctx.mesh);
-  std::vector<int64_t> group = ctx.mesh->group(ctx.device, axes);
-  for (int64_t &member : group) // mesh positions -> ranks
-    member = ctx.rankOf(member);
+  const Group &group = *g;
   int64_t n = group.size();
   auto kind = static_cast<ReduceOp>(desc[TESSEL_RT_DESC_KIND]);
   const char *src = static_cast<const char *>(in);
@@ -242,11 +250,71 @@ void collective(const int64_t *desc, const void *in, void *out, DType type) {
 }
 } // namespace
 
+namespace {
+/// The bytes of the tensor a send or receive descriptor describes.
+int64_t messageBytes(const int64_t *desc, DType type) {
+  int64_t bytes = byteSize(type);
+  for (int64_t d = 0; d < desc[TESSEL_RT_DESC_RANK]; ++d)
+    bytes *= desc[TESSEL_RT_DESC_SHAPES + d];
+  return bytes;
+}
+
+/// The (peer, channel) parameters of a send or receive descriptor.
+std::pair<int64_t, int64_t> peerAndChannel(const int64_t *desc) {
+  const int64_t *params =
+      desc + TESSEL_RT_DESC_SHAPES + 2 * desc[TESSEL_RT_DESC_RANK];
+  return {params[0], params[1]};
+}
+
+[[noreturn]] void noCommunicator(const char *what) {
+  llvm::errs() << "error: a compiled " << what
+               << " ran outside a run of ranks (no communicator)\n";
+  std::_Exit(1);
+}
+
+void send(const int64_t *desc, const void *in, DType type) {
+  RankContext &ctx = currentRank();
+  int64_t bytes = messageBytes(desc, type);
+  Timer t(ctx.commSeconds, "communication",
+          [&] { return "send " + std::to_string(bytes) + " B"; });
+  const Group *g = groupOf(ctx, desc[TESSEL_RT_DESC_GROUP]);
+  auto [peer, channel] = peerAndChannel(desc);
+  if (!g)
+    noCommunicator("send");
+  // The bytes travel from a copy, so the program may reuse its buffer and
+  // go on to its receives before the peer has received.
+  const char *p = static_cast<const char *>(in);
+  auto &[copy, request] = ctx.sends.emplace_back(
+      std::vector<char>(p, p + bytes), Request());
+  request = ctx.comm->startSend(copy.data(), bytes, peer, channel, *g);
+}
+
+void recv(const int64_t *desc, void *out, DType type) {
+  RankContext &ctx = currentRank();
+  int64_t bytes = messageBytes(desc, type);
+  Timer t(ctx.commSeconds, "communication",
+          [&] { return "recv " + std::to_string(bytes) + " B"; });
+  const Group *g = groupOf(ctx, desc[TESSEL_RT_DESC_GROUP]);
+  auto [peer, channel] = peerAndChannel(desc);
+  if (!g)
+    noCommunicator("recv");
+  ctx.comm->recv(out, bytes, peer, channel, *g);
+}
+} // namespace
+
 #define TESSEL_RT_DEFINE_COLLECTIVE(suffix, T, dtype)                          \
   extern "C" void tessel_rt_collective_##suffix(                               \
       TESSEL_RT_MEMREF(T, in), TESSEL_RT_MEMREF(T, out),                       \
       TESSEL_RT_MEMREF(int64_t, desc)) {                                       \
     collective(desc + desc_offset, in + in_offset, out + out_offset, dtype);   \
+  }                                                                            \
+  extern "C" void tessel_rt_send_##suffix(TESSEL_RT_MEMREF(T, in),             \
+                                          TESSEL_RT_MEMREF(int64_t, desc)) {   \
+    send(desc + desc_offset, in + in_offset, dtype);                           \
+  }                                                                            \
+  extern "C" void tessel_rt_recv_##suffix(TESSEL_RT_MEMREF(T, out),            \
+                                          TESSEL_RT_MEMREF(int64_t, desc)) {   \
+    recv(desc + desc_offset, out + out_offset, dtype);                         \
   }
 TESSEL_RT_DEFINE_COLLECTIVE(f32, float, DType::F32)
 TESSEL_RT_DEFINE_COLLECTIVE(f64, double, DType::F64)

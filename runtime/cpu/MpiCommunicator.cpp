@@ -1,10 +1,11 @@
 //===- MpiCommunicator.cpp - ranks as MPI processes -----------------------===//
 //
-// One process per rank (mpirun -np N ./program). A group's communicator is
-// created the first time the group is used, with MPI_Comm_create_group,
-// which only the group's members call (they reach their first collective on
-// it together, as SPMD programs do). Reductions use MPI's; 16-bit floats go
-// through f32. A failing rank calls MPI_Abort, which ends every rank.
+// One process per rank (mpirun -np N ./program). Groups are MPI
+// communicators made by MPI_Comm_split; every operation is MPI's
+// non-blocking form (MPI_Iallreduce, MPI_Isend, ...) and `wait` is
+// MPI_Waitall. Reductions use MPI's; 16-bit floats and i1 go through f32 and
+// are narrowed when the operation completes. A failing rank calls MPI_Abort,
+// which ends every rank.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,9 +14,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <thread>
 
@@ -51,9 +52,9 @@ int rt::runMpiRank(std::chrono::seconds,
 
 namespace {
 
-/// Marks the time a collective starts; a watchdog thread aborts the job when
-/// one takes longer than the timeout (a peer hung or died silently), since
-/// MPI collectives themselves wait forever.
+/// Marks the time a wait starts; a watchdog thread aborts the job when one
+/// takes longer than the timeout (a peer hung or died silently), since MPI
+/// itself waits forever.
 class Watchdog {
 public:
   Watchdog(std::chrono::seconds timeout, int64_t rank)
@@ -77,7 +78,7 @@ private:
       int64_t start = since;
       if (start && now() - start > timeout.count() * 1000) {
         llvm::errs() << ("error: rank " + std::to_string(rank) +
-                         ": a collective waited more than " +
+                         ": a collective or transfer waited more than " +
                          std::to_string(timeout.count()) +
                          " s for the other ranks; another rank failed or is "
                          "stuck\n");
@@ -131,12 +132,33 @@ std::vector<float> widen(const void *in, int64_t count, DType type) {
   return wide;
 }
 
-void narrow(const std::vector<float> &wide, void *out, DType type) {
+void narrow(const float *wide, int64_t count, void *out, DType type) {
   int64_t width = byteSize(type);
-  for (size_t k = 0; k < wide.size(); ++k)
+  for (int64_t k = 0; k < count; ++k)
     storeElement(type, wide[k], int64_t(wide[k]),
                  static_cast<uint8_t *>(out) + k * width);
 }
+
+class MpiGroup final : public Group {
+public:
+  MpiGroup(std::vector<int64_t> ranks, int64_t index, MPI_Comm comm)
+      : Group(std::move(ranks), index), comm(comm) {}
+  ~MpiGroup() override {
+    if (comm != MPI_COMM_WORLD)
+      MPI_Comm_free(&comm);
+  }
+  MPI_Comm comm;
+};
+
+/// MPI's requests of one operation and what completes it afterwards.
+struct MpiOperation final : PendingOperation {
+  std::vector<MPI_Request> requests;
+  std::vector<float> wide; ///< f32 staging of 16-bit floats and i1
+  std::function<void()> finish;
+};
+
+/// Tags: point-to-point tags are the caller's; permutes use their own.
+constexpr int kPermuteTag = 32767;
 
 class MpiCommunicator final : public Communicator {
 public:
@@ -146,98 +168,162 @@ public:
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     me = r;
     worldSize = n;
+    std::vector<int64_t> all(n);
+    for (int k = 0; k < n; ++k)
+      all[k] = k;
+    everyone = std::make_unique<MpiGroup>(std::move(all), me, MPI_COMM_WORLD);
     watchdog = std::make_unique<Watchdog>(timeout, me);
-  }
-  ~MpiCommunicator() override {
-    for (auto &[members, comm] : comms)
-      if (comm != MPI_COMM_WORLD)
-        MPI_Comm_free(&comm);
   }
   int64_t rank() const override { return me; }
   int64_t size() const override { return worldSize; }
   std::string backend() const override { return "mpi"; }
+  const Group &world() const override { return *everyone; }
 
-  void allReduce(const void *in, void *out, int64_t count, DType type,
-                 ReduceOp op, const std::vector<int64_t> &group) override {
-    Watched w(*watchdog);
-    MPI_Comm comm = commOf(group);
-    if (reducedThroughF32(type)) {
-      std::vector<float> wide = widen(in, count, type);
-      check(MPI_Allreduce(MPI_IN_PLACE, wide.data(), int(count), MPI_FLOAT,
-                          mpiOpOf(op), comm),
-            "MPI_Allreduce");
-      return narrow(wide, out, type);
-    }
-    check(
-        MPI_Allreduce(in, out, int(count), mpiTypeOf(type), mpiOpOf(op), comm),
-        "MPI_Allreduce");
-  }
-
-  void reduceScatter(const void *in, void *out, int64_t count, DType type,
-                     ReduceOp op, const std::vector<int64_t> &group) override {
-    Watched w(*watchdog);
-    MPI_Comm comm = commOf(group);
-    if (reducedThroughF32(type)) {
-      std::vector<float> wide = widen(in, count * group.size(), type),
-                         mine(count);
-      check(MPI_Reduce_scatter_block(wide.data(), mine.data(), int(count),
-                                     MPI_FLOAT, mpiOpOf(op), comm),
-            "MPI_Reduce_scatter_block");
-      return narrow(mine, out, type);
-    }
-    check(MPI_Reduce_scatter_block(in, out, int(count), mpiTypeOf(type),
-                                   mpiOpOf(op), comm),
-          "MPI_Reduce_scatter_block");
-  }
-
-  void allGather(const void *in, void *out, int64_t bytes,
-                 const std::vector<int64_t> &group) override {
-    Watched w(*watchdog);
-    check(MPI_Allgather(in, int(bytes), MPI_BYTE, out, int(bytes), MPI_BYTE,
-                        commOf(group)),
-          "MPI_Allgather");
-  }
-
-  void allToAll(const void *in, void *out, int64_t bytes,
-                const std::vector<int64_t> &group) override {
-    Watched w(*watchdog);
-    check(MPI_Alltoall(in, int(bytes), MPI_BYTE, out, int(bytes), MPI_BYTE,
-                       commOf(group)),
-          "MPI_Alltoall");
-  }
-
-  void permute(const void *in, void *out, int64_t bytes,
-               const std::vector<int64_t> &pairs,
-               const std::vector<int64_t> &group) override {
-    Watched w(*watchdog);
-    MPI_Comm comm = commOf(group);
-    int index = 0;
+  std::unique_ptr<Group> split(int64_t color, int64_t key) override {
+    MPI_Comm comm;
+    check(MPI_Comm_split(MPI_COMM_WORLD,
+                         color < 0 ? MPI_UNDEFINED : toInt(color, "colour"),
+                         toInt(key, "key"), &comm),
+          "MPI_Comm_split");
+    if (comm == MPI_COMM_NULL)
+      return nullptr;
+    int n, index;
+    MPI_Comm_size(comm, &n);
     MPI_Comm_rank(comm, &index);
-    std::memset(out, 0, bytes);
-    std::vector<MPI_Request> requests;
-    for (size_t k = 0; k + 1 < pairs.size(); k += 2) {
-      if (pairs[k] == index) {
-        requests.emplace_back();
-        check(MPI_Isend(in, int(bytes), MPI_BYTE, int(pairs[k + 1]), 7, comm,
-                        &requests.back()),
-              "MPI_Isend");
-      }
-      if (pairs[k + 1] == index) {
-        requests.emplace_back();
-        check(MPI_Irecv(out, int(bytes), MPI_BYTE, int(pairs[k]), 7, comm,
-                        &requests.back()),
-              "MPI_Irecv");
-      }
+    // World ranks by group index.
+    MPI_Group worldGroup, group;
+    MPI_Comm_group(MPI_COMM_WORLD, &worldGroup);
+    MPI_Comm_group(comm, &group);
+    std::vector<int> local(n), global(n);
+    for (int k = 0; k < n; ++k)
+      local[k] = k;
+    MPI_Group_translate_ranks(group, n, local.data(), worldGroup,
+                              global.data());
+    MPI_Group_free(&group);
+    MPI_Group_free(&worldGroup);
+    return std::make_unique<MpiGroup>(
+        std::vector<int64_t>(global.begin(), global.end()), index, comm);
+  }
+
+  Request startAllReduce(const void *in, void *out, int64_t count, DType type,
+                         ReduceOp op, const Group &g) override {
+    auto p = std::make_shared<MpiOperation>();
+    MPI_Request &r = p->requests.emplace_back();
+    int n = toInt(count, "element count");
+    if (reducedThroughF32(type)) {
+      p->wide = widen(in, count, type);
+      check(MPI_Iallreduce(MPI_IN_PLACE, p->wide.data(), n, MPI_FLOAT,
+                           mpiOpOf(op), commOf(g), &r),
+            "MPI_Iallreduce");
+      MpiOperation *raw = p.get();
+      p->finish = [=] { narrow(raw->wide.data(), count, out, type); };
+    } else {
+      check(MPI_Iallreduce(in, out, n, mpiTypeOf(type), mpiOpOf(op), commOf(g),
+                           &r),
+            "MPI_Iallreduce");
     }
-    check(
-        MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
-        "MPI_Waitall");
+    return Request(p);
+  }
+
+  Request startReduceScatter(const void *in, void *out, int64_t count,
+                             DType type, ReduceOp op, const Group &g) override {
+    auto p = std::make_shared<MpiOperation>();
+    MPI_Request &r = p->requests.emplace_back();
+    int n = toInt(count, "element count");
+    if (reducedThroughF32(type)) {
+      p->wide = widen(in, count * g.size(), type);
+      // In place: the result lands in the first `count` elements.
+      check(MPI_Ireduce_scatter_block(MPI_IN_PLACE, p->wide.data(), n,
+                                      MPI_FLOAT, mpiOpOf(op), commOf(g), &r),
+            "MPI_Ireduce_scatter_block");
+      MpiOperation *raw = p.get();
+      p->finish = [=] { narrow(raw->wide.data(), count, out, type); };
+    } else {
+      check(MPI_Ireduce_scatter_block(in, out, n, mpiTypeOf(type), mpiOpOf(op),
+                                      commOf(g), &r),
+            "MPI_Ireduce_scatter_block");
+    }
+    return Request(p);
+  }
+
+  Request startAllGather(const void *in, void *out, int64_t bytes,
+                         const Group &g) override {
+    auto p = std::make_shared<MpiOperation>();
+    int n = toInt(bytes, "byte count");
+    check(MPI_Iallgather(in, n, MPI_BYTE, out, n, MPI_BYTE, commOf(g),
+                         &p->requests.emplace_back()),
+          "MPI_Iallgather");
+    return Request(p);
+  }
+
+  Request startAllToAll(const void *in, void *out, int64_t bytes,
+                        const Group &g) override {
+    auto p = std::make_shared<MpiOperation>();
+    int n = toInt(bytes, "byte count");
+    check(MPI_Ialltoall(in, n, MPI_BYTE, out, n, MPI_BYTE, commOf(g),
+                        &p->requests.emplace_back()),
+          "MPI_Ialltoall");
+    return Request(p);
+  }
+
+  Request startPermute(const void *in, void *out, int64_t bytes,
+                       const std::vector<int64_t> &pairs,
+                       const Group &g) override {
+    auto p = std::make_shared<MpiOperation>();
+    int n = toInt(bytes, "byte count");
+    std::memset(out, 0, bytes);
+    for (size_t k = 0; k + 1 < pairs.size(); k += 2) {
+      if (pairs[k] == g.index())
+        check(MPI_Isend(in, n, MPI_BYTE, int(pairs[k + 1]), kPermuteTag,
+                        commOf(g), &p->requests.emplace_back()),
+              "MPI_Isend");
+      if (pairs[k + 1] == g.index())
+        check(MPI_Irecv(out, n, MPI_BYTE, int(pairs[k]), kPermuteTag,
+                        commOf(g), &p->requests.emplace_back()),
+              "MPI_Irecv");
+    }
+    return Request(p);
+  }
+
+  Request startSend(const void *in, int64_t bytes, int64_t peer, int64_t tag,
+                    const Group &g) override {
+    auto p = std::make_shared<MpiOperation>();
+    check(MPI_Isend(in, toInt(bytes, "byte count"), MPI_BYTE,
+                    peerOf(g, peer), tagOf(tag), commOf(g),
+                    &p->requests.emplace_back()),
+          "MPI_Isend");
+    return Request(p);
+  }
+
+  Request startRecv(void *out, int64_t bytes, int64_t peer, int64_t tag,
+                    const Group &g) override {
+    auto p = std::make_shared<MpiOperation>();
+    check(MPI_Irecv(out, toInt(bytes, "byte count"), MPI_BYTE,
+                    peerOf(g, peer), tagOf(tag), commOf(g),
+                    &p->requests.emplace_back()),
+          "MPI_Irecv");
+    return Request(p);
+  }
+
+  void wait(Request &request) override {
+    auto *p = static_cast<MpiOperation *>(request.pending());
+    if (!p)
+      return;
+    {
+      Watched w(*watchdog);
+      check(MPI_Waitall(int(p->requests.size()), p->requests.data(),
+                        MPI_STATUSES_IGNORE),
+            "MPI_Waitall");
+    }
+    if (p->finish)
+      p->finish();
+    request.reset();
   }
 
   void gatherToRoot(const void *in, void *out, int64_t bytes) override {
     Watched w(*watchdog);
-    check(MPI_Gather(in, int(bytes), MPI_BYTE, out, int(bytes), MPI_BYTE, 0,
-                     MPI_COMM_WORLD),
+    int n = toInt(bytes, "byte count");
+    check(MPI_Gather(in, n, MPI_BYTE, out, n, MPI_BYTE, 0, MPI_COMM_WORLD),
           "MPI_Gather");
   }
 
@@ -271,30 +357,37 @@ private:
     fail(std::string(what) + " failed: " + std::string(text, length));
   }
 
-  MPI_Comm commOf(const std::vector<int64_t> &members) {
-    auto it = comms.find(members);
-    if (it != comms.end())
-      return it->second;
-    MPI_Comm comm;
-    if (int64_t(members.size()) == worldSize &&
-        std::is_sorted(members.begin(), members.end())) {
-      comm = MPI_COMM_WORLD;
-    } else {
-      MPI_Group world, group;
-      MPI_Comm_group(MPI_COMM_WORLD, &world);
-      std::vector<int> ranks(members.begin(), members.end());
-      MPI_Group_incl(world, int(ranks.size()), ranks.data(), &group);
-      check(MPI_Comm_create_group(MPI_COMM_WORLD, group, 0, &comm),
-            "MPI_Comm_create_group");
-      MPI_Group_free(&group);
-      MPI_Group_free(&world);
-    }
-    comms[members] = comm;
-    return comm;
+  /// MPI counts are int: larger ones are refused rather than truncated.
+  int toInt(int64_t value, const char *what) {
+    if (value < INT_MIN || value > INT_MAX)
+      fail(std::string("an MPI ") + what + " of " + std::to_string(value) +
+           " does not fit in an int");
+    return int(value);
+  }
+
+  int tagOf(int64_t tag) {
+    if (tag < 0 || tag >= kPermuteTag)
+      fail("point-to-point tag " + std::to_string(tag) +
+           " is outside 0.." + std::to_string(kPermuteTag - 1));
+    return int(tag);
+  }
+
+  int peerOf(const Group &g, int64_t peer) {
+    if (peer < 0 || peer >= g.size())
+      fail("point-to-point peer " + std::to_string(peer) +
+           " is outside its group of " + std::to_string(g.size()));
+    return int(peer);
+  }
+
+  MPI_Comm commOf(const Group &g) {
+    auto *group = dynamic_cast<const MpiGroup *>(&g);
+    if (!group)
+      fail("internal error: a group of another backend");
+    return group->comm;
   }
 
   int64_t me = 0, worldSize = 1;
-  std::map<std::vector<int64_t>, MPI_Comm> comms;
+  std::unique_ptr<MpiGroup> everyone;
   std::unique_ptr<Watchdog> watchdog;
 };
 

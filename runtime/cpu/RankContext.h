@@ -15,6 +15,8 @@
 #include "llvm/Support/Error.h"
 
 #include <chrono>
+#include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,11 +31,12 @@ struct TraceEvent {
 
 struct RankContext {
   Communicator *comm = nullptr;
-  const MeshShape *mesh = nullptr;
-  /// The rank of each mesh position (the mesh's device list); null or
-  /// empty: the identity.
-  const std::vector<int64_t> *devices = nullptr;
-  int64_t device = 0; ///< this rank's mesh position
+  /// The program's communicator groups (program::Program::groups), made
+  /// at start-up; null where this rank is not a member.
+  std::vector<std::unique_ptr<Group>> groups;
+  /// Sends in flight with their bytes: a compiled send does not wait for
+  /// its receiver (runtime/Abi.h); `completeSends` finishes them.
+  std::deque<std::pair<std::vector<char>, Request>> sends;
   /// Seconds spent in collectives and in matmuls (for progress reports).
   double commSeconds = 0, gemmSeconds = 0;
   /// Floating-point operations of the matmuls run so far (2*m*n*k each).
@@ -42,10 +45,6 @@ struct RankContext {
   bool tracing = false;
   std::chrono::steady_clock::time_point origin;
   std::vector<TraceEvent> events;
-
-  int64_t rankOf(int64_t position) const {
-    return devices && !devices->empty() ? (*devices)[position] : position;
-  }
 
   double nowUs() const {
     return std::chrono::duration<double, std::micro>(
@@ -61,6 +60,8 @@ llvm::Error writeTrace(
     const std::vector<std::pair<int64_t, std::vector<TraceEvent>>> &ranks);
 
 RankContext &currentRank();
+/// Waits for the sends `context` has in flight.
+void completeSends(RankContext &context);
 void setCurrentRank(RankContext *context);
 
 } // namespace tessel::rt

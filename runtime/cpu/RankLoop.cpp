@@ -127,6 +127,7 @@ double optimizerStep(Rank &rank, int64_t k) {
     for (auto &buffer : rank.results)
       buffers.push_back(buffer.get());
     tessel_entry(buffers.data());
+    completeSends(rank.ctx);
     if (b.loss)
       lossSum += rank.resultScalar(*b.loss);
     for (auto [r, a] : llvm::enumerate(b.feeds))
@@ -307,6 +308,21 @@ void stepLoop(Rank &rank) {
     printSummary(stats);
 }
 
+/// Every communicator group of the program, made by all ranks together
+/// before the first step (a rank outside a group's mesh gets null).
+void makeGroups(const program::Program &program, Communicator &comm,
+                std::vector<std::unique_ptr<Group>> &groups) {
+  for (const program::CommGroup &g : program.groups) {
+    const program::MeshInfo &mesh = *program.findMesh(g.mesh);
+    if (mesh.shape.numDevices() > comm.size())
+      comm.fail("this program communicates on mesh '" + mesh.name +
+                "' of " + std::to_string(mesh.shape.numDevices()) +
+                " devices but runs on " + std::to_string(comm.size()) +
+                " ranks; recompile it with another --mesh");
+    groups.push_back(splitByPartition(comm, program::groupRanks(mesh, g)));
+  }
+}
+
 } // namespace
 
 int rt::runRank(Run &run, Communicator &comm) {
@@ -318,15 +334,14 @@ int rt::runRank(Run &run, Communicator &comm) {
               " ranks; recompile it with another --mesh");
   RankContext ctx;
   ctx.comm = &comm;
-  ctx.mesh = &mesh;
-  ctx.devices = &run.mesh->devices;
-  ctx.device = run.positionOf(comm.rank());
+  makeGroups(run.program, comm, ctx.groups);
+  int64_t position = run.positionOf(comm.rank());
   ctx.tracing = !run.options.traceFile.empty();
   ctx.origin = run.origin;
   setCurrentRank(&ctx);
   if (comm.rank() == 0)
     printHeader(run, comm);
-  Rank rank{run, comm, ctx, mesh, ctx.device, {}, {}, {}, {}};
+  Rank rank{run, comm, ctx, mesh, position, {}, {}, {}, {}};
   materialize(rank);
   stepLoop(rank);
   if (ctx.tracing)

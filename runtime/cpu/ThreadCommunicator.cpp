@@ -1,164 +1,277 @@
 //===- ThreadCommunicator.cpp - ranks as threads of one process -----------===//
 //
-// Members of a group meet at a slot keyed by (their collective sequence
-// number, the group's first rank): each deposits a pointer to its input and
-// waits for the others; then each reads the others' inputs directly (no
-// copies) into its own output, and waits until all have finished reading
-// before returning, so no input is freed while another rank reads it.
-// Reductions run in group order, so every member computes identical bits.
+// Collectives: the members of a group meet at a slot keyed by (the group, the
+// collective's number in that group). Starting one deposits this member's
+// input and output pointers; the operation then runs in phases, each member
+// doing its own share of a phase directly on the others' buffers (no
+// copies), all members finishing phase p before any starts p + 1. A member's
+// operation completes once every member has finished the last phase, so no
+// buffer is released while another member reads it. Reductions run in group
+// order, so every member computes identical bits.
+//
+// Progress is made by whichever member waits: `wait` advances every
+// operation this rank has in flight, not only the one it waits for, so
+// members may wait for their operations in different orders.
+//
+// Point-to-point: a send copies its bytes into the receiver's mailbox
+// (keyed by sender, receiver and tag) and completes at once; a receive
+// completes when its message is there.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tessel/runtime/Communicator.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 using namespace tessel;
 using namespace tessel::rt;
 
-rt::Communicator::~Communicator() = default;
-
 namespace {
 
+/// A group of the thread backend: `key` names it to every member.
+class ThreadGroup final : public Group {
+public:
+  ThreadGroup(std::vector<int64_t> ranks, int64_t index,
+              std::pair<int64_t, int64_t> key)
+      : Group(std::move(ranks), index), key(key) {}
+  std::pair<int64_t, int64_t> key; ///< (split number, colour)
+};
+
+/// The pointers every member deposited for one collective.
 struct Slot {
   std::vector<const void *> inputs;
   std::vector<void *> outputs;
-  int64_t deposited = 0;
-  std::vector<int64_t> done; // members past each phase
+  int64_t deposited = 0, released = 0;
+  std::vector<int64_t> done; ///< members past each phase
 };
 
-using Phase = std::function<void(const std::vector<const void *> &,
-                                 const std::vector<void *> &)>;
+using SlotKey = std::tuple<int64_t, int64_t, int64_t>; ///< group key, number
+using MailKey = std::tuple<int64_t, int64_t, int64_t>; ///< from, to, tag
+
+/// One member's share of a phase, given every member's buffers.
+using Phase = std::function<void(const std::vector<const void *> &ins,
+                                 const std::vector<void *> &outs)>;
 
 struct World {
-  explicit World(int64_t size, std::chrono::seconds timeout)
-      : sequence(size, 0), timeout(timeout) {}
+  World(int64_t size, std::chrono::seconds timeout)
+      : size(size), timeout(timeout) {}
+  int64_t size;
+  std::chrono::seconds timeout;
   std::mutex mutex;
   std::condition_variable changed;
-  std::vector<int64_t> sequence;
-  std::map<std::pair<int64_t, int64_t>, Slot> slots;
-  std::chrono::seconds timeout;
-  bool failed = false;
+  std::map<SlotKey, Slot> slots;
+  std::map<MailKey, std::deque<std::vector<char>>> mailboxes;
+};
+
+/// An operation this rank has in flight.
+struct ThreadOperation final : PendingOperation {
+  // A collective: the slot and the phases still to run.
+  Slot *slot = nullptr;
+  SlotKey key;
+  int64_t members = 0;
+  std::vector<Phase> phases;
+  size_t next = 0;
+  // A receive.
+  bool isRecv = false;
+  MailKey mail;
+  void *out = nullptr;
+  int64_t bytes = 0;
+  bool finished = false;
 };
 
 class ThreadCommunicator final : public Communicator {
 public:
-  ThreadCommunicator(World &world, int64_t rank) : world(world), me(rank) {}
+  ThreadCommunicator(World &world, int64_t rank)
+      : shared(world), me(rank), everyone(iota(world.size), rank, {-1, 0}) {}
   int64_t rank() const override { return me; }
-  int64_t size() const override { return world.sequence.size(); }
+  int64_t size() const override { return shared.size; }
   std::string backend() const override { return "threads"; }
+  const Group &world() const override { return everyone; }
 
-  void allReduce(const void *in, void *out, int64_t count, DType type,
-                 ReduceOp op, const std::vector<int64_t> &group) override {
+  std::unique_ptr<Group> split(int64_t color, int64_t key) override {
+    int64_t mine[2] = {color, key};
+    std::vector<int64_t> all(2 * shared.size);
+    allGather(mine, all.data(), sizeof(mine), everyone);
+    int64_t number = splits++;
+    if (color < 0)
+      return nullptr;
+    std::vector<std::pair<int64_t, int64_t>> members; // (key, rank)
+    for (int64_t r = 0; r < shared.size; ++r)
+      if (all[2 * r] == color)
+        members.push_back({all[2 * r + 1], r});
+    std::sort(members.begin(), members.end());
+    std::vector<int64_t> ranks;
+    int64_t index = 0;
+    for (auto &[k, r] : members) {
+      if (r == me)
+        index = int64_t(ranks.size());
+      ranks.push_back(r);
+    }
+    return std::make_unique<ThreadGroup>(std::move(ranks), index,
+                                         std::make_pair(number, color));
+  }
+
+  Request startAllReduce(const void *in, void *out, int64_t count, DType type,
+                         ReduceOp op, const Group &g) override {
     // Reduce-scatter then all-gather in shared memory: member j reduces
-    // chunk j (in group order, so every member gets the same bits) into its
-    // own output, then copies the other chunks from the others' outputs.
-    int64_t width = byteSize(type), n = group.size(), index = indexIn(group);
-    auto chunk = [&](int64_t j) {
+    // chunk j (in group order) into its own output, then copies the other
+    // chunks from the others' outputs.
+    int64_t width = byteSize(type), n = g.size(), index = g.index();
+    auto chunk = [count, n](int64_t j) {
       int64_t per = (count + n - 1) / n;
       int64_t lo = std::min(count, j * per);
       return std::make_pair(lo, std::min(count, lo + per));
     };
-    meetPhases(
-        in, out, group,
-        {[&](const std::vector<const void *> &ins,
-             const std::vector<void *> &) {
-           auto [lo, hi] = chunk(index);
-           char *dst = static_cast<char *>(out) + lo * width;
-           std::memcpy(dst, static_cast<const char *>(ins[0]) + lo * width,
-                       (hi - lo) * width);
-           for (size_t j = 1; j < ins.size(); ++j)
-             reduceInto(dst, static_cast<const char *>(ins[j]) + lo * width,
-                        hi - lo, type, op);
-         },
-         [&](const std::vector<const void *> &,
-             const std::vector<void *> &outs) {
-           for (int64_t j = 0; j < n; ++j) {
-             if (j == index)
-               continue;
-             auto [lo, hi] = chunk(j);
-             std::memcpy(static_cast<char *>(out) + lo * width,
-                         static_cast<const char *>(outs[j]) + lo * width,
-                         (hi - lo) * width);
-           }
-         }});
-  }
-
-  void reduceScatter(const void *in, void *out, int64_t count, DType type,
-                     ReduceOp op, const std::vector<int64_t> &group) override {
-    int64_t width = byteSize(type), index = indexIn(group);
-    meet(in, group, [&](const std::vector<const void *> &ins) {
-      std::memcpy(out,
-                  static_cast<const char *>(ins[0]) + index * count * width,
-                  count * width);
+    Phase reduce = [=](const std::vector<const void *> &ins,
+                       const std::vector<void *> &) {
+      auto [lo, hi] = chunk(index);
+      char *dst = static_cast<char *>(out) + lo * width;
+      std::memcpy(dst, static_cast<const char *>(ins[0]) + lo * width,
+                  (hi - lo) * width);
       for (size_t j = 1; j < ins.size(); ++j)
-        reduceInto(out,
-                   static_cast<const char *>(ins[j]) + index * count * width,
-                   count, type, op);
-    });
+        reduceInto(dst, static_cast<const char *>(ins[j]) + lo * width,
+                   hi - lo, type, op);
+    };
+    Phase gather = [=](const std::vector<const void *> &,
+                       const std::vector<void *> &outs) {
+      for (int64_t j = 0; j < n; ++j) {
+        if (j == index)
+          continue;
+        auto [lo, hi] = chunk(j);
+        std::memcpy(static_cast<char *>(out) + lo * width,
+                    static_cast<const char *>(outs[j]) + lo * width,
+                    (hi - lo) * width);
+      }
+    };
+    return start(in, out, g, {reduce, gather});
   }
 
-  void allGather(const void *in, void *out, int64_t bytes,
-                 const std::vector<int64_t> &group) override {
-    meet(in, group, [&](const std::vector<const void *> &all) {
-      for (size_t j = 0; j < all.size(); ++j)
-        std::memcpy(static_cast<char *>(out) + j * bytes, all[j], bytes);
-    });
+  Request startReduceScatter(const void *in, void *out, int64_t count,
+                             DType type, ReduceOp op, const Group &g) override {
+    int64_t width = byteSize(type), index = g.index();
+    return start(in, out, g,
+                 {[=](const std::vector<const void *> &ins,
+                      const std::vector<void *> &) {
+                   int64_t at = index * count * width;
+                   std::memcpy(out, static_cast<const char *>(ins[0]) + at,
+                               count * width);
+                   for (size_t j = 1; j < ins.size(); ++j)
+                     reduceInto(out, static_cast<const char *>(ins[j]) + at,
+                                count, type, op);
+                 }});
   }
 
-  void allToAll(const void *in, void *out, int64_t bytes,
-                const std::vector<int64_t> &group) override {
-    int64_t index = indexIn(group);
-    meet(in, group, [&](const std::vector<const void *> &all) {
-      for (size_t j = 0; j < all.size(); ++j)
-        std::memcpy(static_cast<char *>(out) + j * bytes,
-                    static_cast<const char *>(all[j]) + index * bytes, bytes);
-    });
+  Request startAllGather(const void *in, void *out, int64_t bytes,
+                         const Group &g) override {
+    return start(in, out, g,
+                 {[=](const std::vector<const void *> &ins,
+                      const std::vector<void *> &) {
+                   for (size_t j = 0; j < ins.size(); ++j)
+                     std::memcpy(static_cast<char *>(out) + j * bytes, ins[j],
+                                 bytes);
+                 }});
   }
 
-  void permute(const void *in, void *out, int64_t bytes,
-               const std::vector<int64_t> &pairs,
-               const std::vector<int64_t> &group) override {
-    int64_t index = indexIn(group);
-    meet(in, group, [&](const std::vector<const void *> &all) {
-      std::memset(out, 0, bytes);
-      for (size_t k = 0; k + 1 < pairs.size(); k += 2)
-        if (pairs[k + 1] == index)
-          std::memcpy(out, all[pairs[k]], bytes);
-    });
+  Request startAllToAll(const void *in, void *out, int64_t bytes,
+                        const Group &g) override {
+    int64_t index = g.index();
+    return start(in, out, g,
+                 {[=](const std::vector<const void *> &ins,
+                      const std::vector<void *> &) {
+                   for (size_t j = 0; j < ins.size(); ++j)
+                     std::memcpy(static_cast<char *>(out) + j * bytes,
+                                 static_cast<const char *>(ins[j]) +
+                                     index * bytes,
+                                 bytes);
+                 }});
+  }
+
+  Request startPermute(const void *in, void *out, int64_t bytes,
+                       const std::vector<int64_t> &pairs,
+                       const Group &g) override {
+    int64_t index = g.index();
+    return start(in, out, g,
+                 {[=](const std::vector<const void *> &ins,
+                      const std::vector<void *> &) {
+                   std::memset(out, 0, bytes);
+                   for (size_t k = 0; k + 1 < pairs.size(); k += 2)
+                     if (pairs[k + 1] == index)
+                       std::memcpy(out, ins[pairs[k]], bytes);
+                 }});
+  }
+
+  Request startSend(const void *in, int64_t bytes, int64_t peer, int64_t tag,
+                    const Group &g) override {
+    const char *p = static_cast<const char *>(in);
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    shared.mailboxes[{me, peerRank(g, peer), tag}].emplace_back(p, p + bytes);
+    shared.changed.notify_all();
+    return Request();
+  }
+
+  Request startRecv(void *out, int64_t bytes, int64_t peer, int64_t tag,
+                    const Group &g) override {
+    auto op = std::make_shared<ThreadOperation>();
+    op->isRecv = true;
+    op->mail = {peerRank(g, peer), me, tag};
+    op->out = out;
+    op->bytes = bytes;
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    inFlight.push_back(op);
+    return Request(op);
+  }
+
+  void wait(Request &request) override {
+    auto *op = static_cast<ThreadOperation *>(request.pending());
+    if (!op)
+      return;
+    std::unique_lock<std::mutex> lock(shared.mutex);
+    auto deadline = std::chrono::steady_clock::now() + shared.timeout;
+    while (true) {
+      progress(lock);
+      if (op->finished)
+        break;
+      if (shared.changed.wait_until(lock, deadline) ==
+          std::cv_status::timeout) {
+        progress(lock);
+        if (op->finished)
+          break;
+        lock.unlock();
+        fail(std::string(op->isRecv ? "a receive" : "a collective") +
+             " waited more than " + std::to_string(shared.timeout.count()) +
+             " s for " +
+             (op->isRecv ? "its sender" : "the other members of its group") +
+             "; another rank failed or is stuck");
+      }
+    }
+    request.reset();
   }
 
   void gatherToRoot(const void *in, void *out, int64_t bytes) override {
-    std::vector<int64_t> everyone(size());
-    for (int64_t r = 0; r < size(); ++r)
-      everyone[r] = r;
-    meet(in, everyone, [&](const std::vector<const void *> &all) {
-      if (me == 0)
-        for (size_t j = 0; j < all.size(); ++j)
-          std::memcpy(static_cast<char *>(out) + j * bytes, all[j], bytes);
-    });
+    std::vector<char> all(shared.size * bytes);
+    allGather(in, all.data(), bytes, everyone);
+    if (me == 0)
+      std::memcpy(out, all.data(), all.size());
   }
 
   void barrier() override {
-    std::vector<int64_t> everyone(size());
-    for (int64_t r = 0; r < size(); ++r)
-      everyone[r] = r;
-    meet(nullptr, everyone, [](const std::vector<const void *> &) {});
+    char nothing = 0;
+    std::vector<char> sink(shared.size);
+    allGather(&nothing, sink.data(), 1, everyone);
   }
 
   [[noreturn]] void fail(const std::string &message) override {
-    {
-      std::lock_guard<std::mutex> lock(world.mutex);
-      world.failed = true;
-    }
     // One write, so lines of other ranks cannot cut into it.
     llvm::errs() << ("error: rank " + std::to_string(me) + ": " + message +
                      "\n");
@@ -168,72 +281,115 @@ public:
   }
 
 private:
-  int64_t indexIn(const std::vector<int64_t> &group) const {
-    for (size_t j = 0; j < group.size(); ++j)
-      if (group[j] == me)
-        return j;
-    return -1;
+  static std::vector<int64_t> iota(int64_t n) {
+    std::vector<int64_t> v(n);
+    for (int64_t i = 0; i < n; ++i)
+      v[i] = i;
+    return v;
   }
 
-  template <typename Fn>
-  void meet(const void *in, const std::vector<int64_t> &group, Fn read) {
-    meetPhases(in, nullptr, group,
-               {[&](const std::vector<const void *> &ins,
-                    const std::vector<void *> &) { read(ins); }});
+  int64_t peerRank(const Group &g, int64_t peer) {
+    if (peer < 0 || peer >= g.size())
+      fail("point-to-point peer " + std::to_string(peer) +
+           " is outside its group of " + std::to_string(g.size()));
+    return g.ranks()[peer];
   }
 
-  /// Deposits `in` and `out`, waits for the group, then runs each phase
-  /// with every member's pointers, all members finishing a phase before
-  /// any starts the next; returns when all have finished reading.
-  void meetPhases(const void *in, void *out, const std::vector<int64_t> &group,
-                  const std::vector<Phase> &phases) {
-    int64_t index = indexIn(group);
-    if (index < 0)
-      fail("internal error: a collective's group does not contain this rank");
-    int64_t n = group.size();
-    std::unique_lock<std::mutex> lock(world.mutex);
-    auto key = std::make_pair(world.sequence[me]++, group.front());
-    Slot &slot = world.slots[key];
+  /// Deposits this member's buffers for the group's next collective and
+  /// returns the operation in flight.
+  Request start(const void *in, void *out, const Group &g,
+                std::vector<Phase> phases) {
+    auto *group = dynamic_cast<const ThreadGroup *>(&g);
+    if (!group || g.index() < 0)
+      fail("internal error: a collective on a group this rank is not in");
+    auto op = std::make_shared<ThreadOperation>();
+    int64_t n = g.size();
+    op->key = {group->key.first, group->key.second, sequence[group->key]++};
+    op->members = n;
+    op->phases = std::move(phases);
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    Slot &slot = shared.slots[op->key];
     if (slot.inputs.empty()) {
       slot.inputs.resize(n);
       slot.outputs.resize(n);
-      slot.done.assign(phases.size(), 0);
+      slot.done.assign(op->phases.size(), 0);
     }
-    slot.inputs[index] = in;
-    slot.outputs[index] = out;
+    slot.inputs[g.index()] = in;
+    slot.outputs[g.index()] = out;
     ++slot.deposited;
-    world.changed.notify_all();
-    auto deadline = std::chrono::steady_clock::now() + world.timeout;
-    auto wait = [&](auto ready, const char *what) {
-      while (!ready()) {
-        if (world.changed.wait_until(lock, deadline) ==
-                std::cv_status::timeout &&
-            !ready()) {
-          lock.unlock();
-          fail(std::string("a collective waited more than ") +
-               std::to_string(world.timeout.count()) + " s for " + what +
-               " of its group; another rank failed or is stuck");
-        }
-      }
-    };
-    wait([&] { return slot.deposited == n; }, "the other members");
-    std::vector<const void *> inputs = slot.inputs;
-    std::vector<void *> outputs = slot.outputs;
-    for (size_t p = 0; p < phases.size(); ++p) {
-      lock.unlock();
-      phases[p](inputs, outputs);
-      lock.lock();
-      ++slot.done[p];
-      world.changed.notify_all();
-      wait([&] { return slot.done[p] == n; }, "the other members to finish");
-    }
-    // The last member past the last wait erases the slot.
-    if (++slot.deposited == 2 * n)
-      world.slots.erase(key);
+    op->slot = &slot;
+    inFlight.push_back(op);
+    shared.changed.notify_all();
+    return Request(op);
   }
 
-  World &world;
+  /// Advances every operation of this rank as far as the others allow.
+  /// Called with the lock held; phases run without it.
+  void progress(std::unique_lock<std::mutex> &lock) {
+    bool moved = true;
+    while (moved) {
+      moved = false;
+      for (size_t k = 0; k < inFlight.size(); ++k) {
+        ThreadOperation &op = *inFlight[k];
+        if (op.isRecv ? advanceRecv(op) : advanceCollective(op, lock))
+          moved = true;
+      }
+      llvm::erase_if(inFlight, [](const std::shared_ptr<ThreadOperation> &op) {
+        return op->finished;
+      });
+    }
+  }
+
+  bool advanceRecv(ThreadOperation &op) {
+    auto it = shared.mailboxes.find(op.mail);
+    if (it == shared.mailboxes.end() || it->second.empty())
+      return false;
+    std::vector<char> &message = it->second.front();
+    if (int64_t(message.size()) != op.bytes)
+      fail("a receive of " + std::to_string(op.bytes) + " bytes from rank " +
+           std::to_string(std::get<0>(op.mail)) + " got a message of " +
+           std::to_string(message.size()) + " bytes");
+    std::memcpy(op.out, message.data(), op.bytes);
+    it->second.pop_front();
+    if (it->second.empty())
+      shared.mailboxes.erase(it);
+    op.finished = true;
+    return true;
+  }
+
+  bool advanceCollective(ThreadOperation &op,
+                         std::unique_lock<std::mutex> &lock) {
+    Slot &slot = *op.slot;
+    bool moved = false;
+    while (op.next < op.phases.size()) {
+      bool ready = op.next == 0 ? slot.deposited == op.members
+                                : slot.done[op.next - 1] == op.members;
+      if (!ready)
+        return moved;
+      std::vector<const void *> ins = slot.inputs;
+      std::vector<void *> outs = slot.outputs;
+      lock.unlock();
+      op.phases[op.next](ins, outs);
+      lock.lock();
+      ++slot.done[op.next++];
+      shared.changed.notify_all();
+      moved = true;
+    }
+    if (slot.done.back() != op.members)
+      return moved;
+    op.finished = true;
+    // The last member to finish erases the slot.
+    if (++slot.released == op.members)
+      shared.slots.erase(op.key);
+    return true;
+  }
+
+  World &shared;
   int64_t me;
+  ThreadGroup everyone;
+  int64_t splits = 0;
+  std::map<std::pair<int64_t, int64_t>, int64_t> sequence;
+  std::vector<std::shared_ptr<ThreadOperation>> inFlight;
 };
 
 } // namespace

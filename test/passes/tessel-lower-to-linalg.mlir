@@ -68,8 +68,8 @@ tessel.mesh @mesh ["dp"=2, "tp"=2]
 // Tests that the wrappers of runtime calls read their tensors through
 // buffers and call BLAS with the canonical [batch, M, K] x [batch, K, N]
 // shapes and transA = 1 (no transposed copy); the all-gather's descriptor
-// is [opcode 1, kind 0, axes code 2 (axis #1 + 1), rank 2, 4, 3, 4, 6, dim 1,
-// 0, 0 pairs].
+// is [opcode 1, kind 0, group 0 (the module's first: tp), rank 2, 4, 3, 4,
+// 6, dim 1, 0, 0 pairs].
 func.func @wrappers(%x: tensor<2x3x8xf32>, %g: tensor<2x3x5xf32>, %y: tensor<4x3xf32>) -> (tensor<8x5xf32>, tensor<4x6xf32>) {
   %0 = tessel.dot_general %x, %g, batching = [] x [], contracting = [0, 1] x [0, 1] : (tensor<2x3x8xf32>, tensor<2x3x5xf32>) -> tensor<8x5xf32>
   %1 = tessel.all_gather %y on @mesh ["tp"], dim = 1 : (tensor<4x3xf32>) -> tensor<4x6xf32>
@@ -87,16 +87,33 @@ func.func @wrappers(%x: tensor<2x3x8xf32>, %g: tensor<2x3x5xf32>, %y: tensor<4x3
 // CHECK:         call @tessel_rt_gemm_f32({{.*}}, %[[ONE]], %[[EIGHT]], %[[FIVE]], %[[SIX]], %{{.*}}, %[[ZERO]])
 // CHECK:         bufferization.to_tensor %[[C]] restrict writable
 // CHECK:       func.func private @__tessel_call_tessel_rt_collective_f32
-// CHECK:         arith.constant dense<[1, 0, 2, 2, 4, 3, 4, 6, 1, 0, 0]> : tensor<11xi64>
+// CHECK:         arith.constant dense<[1, 0, 0, 2, 4, 3, 4, 6, 1, 0, 0]> : tensor<11xi64>
 // CHECK:         call @tessel_rt_collective_f32
 
 // -----
 
-tessel.mesh @mesh ["dp"=2]
+tessel.mesh @mesh ["pp"=2, "dp"=2]
 
-// Tests that an op without a CPU lowering is an error at its location.
-func.func @send(%x: tensor<4x8xf32>) {
-  // expected-error@+1 {{'tessel.send' op has no CPU lowering yet}}
-  tessel.send %x on @mesh ["dp"], target = 1, channel = 0 : tensor<4x8xf32>
-  return
+// Tests that sends, receives and axis_index become runtime calls that name
+// their communicator group by its index in the module's `tessel.groups`
+// (pp is group 0, dp group 1): send [opcode 5, 0, group 0, rank 2, 4, 8,
+// 4, 8, target 1, channel 3, 0], recv [opcode 6, ..., source 0, channel 3,
+// 0], and tessel_rt_axis_index(1).
+func.func @p2p(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<i32>) {
+  tessel.send %x on @mesh ["pp"], target = 1, channel = 3 : tensor<4x8xf32>
+  %r = tessel.recv on @mesh ["pp"], source = 0, channel = 3 : tensor<4x8xf32>
+  %i = tessel.axis_index on @mesh ["dp"] : tensor<i32>
+  return %r, %i : tensor<4x8xf32>, tensor<i32>
 }
+// CHECK-LABEL: module attributes {tessel.groups = [{axes = ["pp"], mesh = "mesh"}, {axes = ["dp"], mesh = "mesh"}]}
+// CHECK:       func.func @p2p
+// CHECK:         call @__tessel_call_tessel_rt_send_f32(%{{.*}}) : (tensor<4x8xf32>) -> ()
+// CHECK:         %[[R:.*]] = call @__tessel_call_tessel_rt_recv_f32() : () -> tensor<4x8xf32>
+// CHECK:         %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK:         call @tessel_rt_axis_index(%[[ONE]])
+// CHECK:       func.func private @__tessel_call_tessel_rt_send_f32(%{{.*}}: tensor<4x8xf32>)
+// CHECK:         arith.constant dense<[5, 0, 0, 2, 4, 8, 4, 8, 1, 3, 0]> : tensor<11xi64>
+// CHECK:         call @tessel_rt_send_f32
+// CHECK:       func.func private @__tessel_call_tessel_rt_recv_f32() -> tensor<4x8xf32>
+// CHECK:         arith.constant dense<[6, 0, 0, 2, 4, 8, 4, 8, 0, 3, 0]> : tensor<11xi64>
+// CHECK:         call @tessel_rt_recv_f32

@@ -19,10 +19,13 @@ Program sample() {
   mesh.shape.axisNames = {"dp", "tp"};
   mesh.shape.axisSizes = {2, 3};
   p.meshes.push_back(mesh);
+  p.groups.push_back({"mesh", {"tp"}});
+  p.groups.push_back({"mesh", {"dp", "tp"}});
   Entry e;
   e.name = "train_step";
   e.symbol = "tessel_entry";
   e.mesh = "mesh";
+  e.groups = {0, 1};
   TensorInfo w;
   w.name = "w";
   w.role = Role::Parameter;
@@ -67,6 +70,9 @@ TEST(Program, DescriptionRoundTrips) {
   EXPECT_EQ(e.results[1].role, Role::Loss);
   EXPECT_EQ(back->meshes[0].shape.axisSizes, p.meshes[0].shape.axisSizes);
   EXPECT_EQ(back->meshes[0].devices, p.meshes[0].devices);
+  ASSERT_EQ(back->groups.size(), 2u);
+  EXPECT_EQ(back->groups[1].axes, (std::vector<std::string>{"dp", "tp"}));
+  EXPECT_EQ(e.groups, (std::vector<int64_t>{0, 1}));
   Bindings b = bindRoles(e);
   EXPECT_EQ(b.feeds[0], std::optional<unsigned>(0));
   EXPECT_EQ(b.step, std::optional<unsigned>(1));
@@ -105,8 +111,8 @@ TEST(Program, RefusesMalformedDescriptions) {
             std::string::npos);
   std::string json = printProgram(sample());
   std::string v1 = json;
-  v1.replace(v1.find("\"version\":2"), 11, "\"version\":1");
-  EXPECT_NE(parse(v1).find("version 1, but this Tessel reads version 2"),
+  v1.replace(v1.find("\"version\":3"), 11, "\"version\":1");
+  EXPECT_NE(parse(v1).find("version 1, but this Tessel reads version 3"),
             std::string::npos);
   std::string badRole = json;
   badRole.replace(badRole.find("\"parameter\""), 11, "\"weights\"");
@@ -151,6 +157,33 @@ TEST(Program, ValidationNamesWhatIsWrong) {
               p.entries[0].arguments[0].init = "gaussian";
             }).find("argument 'w'"),
             std::string::npos);
+}
+
+TEST(Program, GroupsAreCheckedAndMapPositionsToRanks) {
+  EXPECT_NE(errorAfter([](Program &p) { p.groups[0].axes = {"pp"}; })
+                .find("group 0 is over axis 'pp', which mesh 'mesh' lacks"),
+            std::string::npos);
+  EXPECT_NE(errorAfter([](Program &p) { p.groups[1].mesh = "m2"; })
+                .find("group 1 is on mesh 'm2', which the description lacks"),
+            std::string::npos);
+  EXPECT_NE(errorAfter([](Program &p) { p.groups[0].axes.clear(); })
+                .find("group 0 has no axes"),
+            std::string::npos);
+  EXPECT_NE(errorAfter([](Program &p) { p.entries[0].groups = {2}; })
+                .find("entry 'train_step' uses group 2 of 2"),
+            std::string::npos);
+  // dp=2 x tp=3: groups over tp are the rows, over dp the columns; the
+  // device list says which rank runs each position.
+  Program p = sample();
+  MeshInfo &mesh = p.meshes[0];
+  using Partition = std::vector<std::vector<int64_t>>;
+  EXPECT_EQ(groupRanks(mesh, {"mesh", {"tp"}}), (Partition{{0, 1, 2}, {3, 4, 5}}));
+  EXPECT_EQ(groupRanks(mesh, {"mesh", {"dp"}}),
+            (Partition{{0, 3}, {1, 4}, {2, 5}}));
+  EXPECT_EQ(groupRanks(mesh, {"mesh", {"tp", "dp"}}),
+            (Partition{{0, 3, 1, 4, 2, 5}}));
+  mesh.devices = {5, 4, 3, 2, 1, 0};
+  EXPECT_EQ(groupRanks(mesh, {"mesh", {"tp"}}), (Partition{{5, 4, 3}, {2, 1, 0}}));
 }
 
 TEST(Program, BlocksTileTheGlobalTensor) {

@@ -1,5 +1,6 @@
 //===- RuntimeTest.cpp - libtessel_rt: communicators, layouts, checkpoints ===//
 
+#include "CommScenarios.h"
 #include "tessel/runtime/Checkpoint.h"
 #include "tessel/runtime/Communicator.h"
 
@@ -8,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <mutex>
 #include <numeric>
 
@@ -16,50 +19,42 @@ using namespace tessel::rt;
 
 namespace {
 
-TEST(ThreadCommunicator, CollectivesOverGroups) {
-  // 4 ranks as a 2 x 2 mesh; groups {0,1},{2,3} (axis 1) and everyone.
+/// Runs `scenario` on 4 ranks as threads; returns the failures.
+std::vector<std::string> onThreads(scenarios::Scenario scenario) {
   std::mutex mutex;
   std::vector<std::string> failures;
   int rc = runThreadRanks(4, std::chrono::seconds(10), [&](Communicator &c) {
-    int64_t r = c.rank();
-    std::vector<int64_t> pair = {r / 2 * 2, r / 2 * 2 + 1};
-    std::vector<int64_t> all = {0, 1, 2, 3};
-    auto expect = [&](bool ok, const std::string &what) {
-      if (!ok) {
-        std::lock_guard<std::mutex> lock(mutex);
-        failures.push_back("rank " + std::to_string(r) + ": " + what);
-      }
-    };
-    float in[3] = {float(r), float(10 * r), 1.0f}, out[12];
-    c.allReduce(in, out, 3, DType::F32, ReduceOp::Sum, pair);
-    float base = float(pair[0] + pair[1]);
-    expect(out[0] == base && out[1] == 10 * base && out[2] == 2,
-           "all-reduce sum over the pair");
-    c.allReduce(in, out, 3, DType::F32, ReduceOp::Max, all);
-    expect(out[0] == 3 && out[1] == 30, "all-reduce max over all");
-    c.allGather(in, out, sizeof(float), all);
-    expect(out[0] == 0 && out[1] == 1 && out[2] == 2 && out[3] == 3,
-           "all-gather in rank order");
-    // All-to-all: block j of rank r is r*10+j; rank r receives j*10+r.
-    float blocks[4], got[4];
-    for (int j = 0; j < 4; ++j)
-      blocks[j] = float(r * 10 + j);
-    c.allToAll(blocks, got, sizeof(float), all);
-    for (int j = 0; j < 4; ++j)
-      expect(got[j] == float(j * 10 + r), "all-to-all block");
-    // Permute: a ring 0->1->2->3->0, except that nobody sends to 0.
-    float shifted = -1;
-    c.permute(in, &shifted, sizeof(float), {0, 1, 1, 2, 2, 3}, all);
-    expect(shifted == (r == 0 ? 0.0f : float(r - 1)), "permute");
-    int64_t mine = 100 + r, gathered[4] = {0, 0, 0, 0};
-    c.gatherToRoot(&mine, gathered, sizeof(int64_t));
-    if (r == 0)
-      expect(gathered[3] == 103 && gathered[1] == 101, "gather to root");
-    c.barrier();
+    scenario(c, [&, r = c.rank()](bool ok, const std::string &what) {
+      if (ok)
+        return;
+      std::lock_guard<std::mutex> lock(mutex);
+      failures.push_back("rank " + std::to_string(r) + ": " + what);
+    });
     return 0;
   });
-  EXPECT_EQ(rc, 0);
-  EXPECT_TRUE(failures.empty()) << failures.front();
+  if (rc)
+    failures.push_back("runThreadRanks returned " + std::to_string(rc));
+  return failures;
+}
+
+TEST(ThreadCommunicator, Scenarios) {
+  // test/unit/CommScenarios.h; tessel-comm-check runs them under MPI.
+  for (auto &[name, scenario] : scenarios::all()) {
+    std::vector<std::string> failures = onThreads(scenario);
+    EXPECT_TRUE(failures.empty()) << name << ": " << failures.front();
+  }
+}
+
+TEST(ThreadCommunicatorDeathTest, ReceiveWithoutSenderTimesOut) {
+  EXPECT_EXIT(runThreadRanks(2, std::chrono::seconds(1),
+                             [](Communicator &c) {
+                               int x = 0;
+                               if (c.rank() == 0)
+                                 c.recv(&x, sizeof(x), 1, 0, c.world());
+                               return 0;
+                             }),
+              testing::ExitedWithCode(1),
+              "rank 0: a receive waited more than 1 s for its sender");
 }
 
 TEST(ThreadCommunicator, ReduceRoundsSixteenBitFloatsOnce) {

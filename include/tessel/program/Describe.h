@@ -15,6 +15,8 @@
 
 #include "tessel/program/Program.h"
 
+#include "tessel/dialects/tessel/TesselOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace tessel::program {
@@ -26,6 +28,8 @@ Role resultRole(mlir::func::FuncOp func, unsigned index);
 /// The mesh `func` runs on (its `tessel.spmd` mesh, with the device list),
 /// or a one-device mesh named "host".
 MeshInfo describeMesh(mlir::func::FuncOp func);
+/// `mesh` with its device list.
+MeshInfo describeMesh(mlir::tessel::MeshOp mesh);
 
 /// `func` as an entry point exported as `symbol`; errors are emitted on
 /// `func`.

@@ -9,13 +9,14 @@
 // relies on, so a damaged or foreign description is refused with a message
 // instead of misbehaving. No MLIR dependency: the runtime links it.
 //
-// JSON (version 2; docs/architecture.md has the field-by-field contract):
+// JSON (version 3; docs/architecture.md has the field-by-field contract):
 //
-//   {"version": 2,
+//   {"version": 3,
 //    "meshes": [{"name": "mesh", "axes": ["dp", "tp"], "sizes": [2, 2],
 //                "devices": [0, 1, 2, 3]}],
+//    "groups": [{"mesh": "mesh", "axes": ["dp"]}, ...],
 //    "entries": [{"name": "train_step", "symbol": "tessel_entry",
-//                 "mesh": "mesh",
+//                 "mesh": "mesh", "groups": [0],
 //                 "arguments": [{"name": "wte.weight", "role": "parameter",
 //                                "dtype": "f32", "shape": [64, 128],
 //                                "global_shape": [128, 128],
@@ -47,13 +48,18 @@
 namespace tessel::program {
 
 /// The description format this library reads and writes.
-constexpr int64_t kProgramVersion = 2;
+constexpr int64_t kProgramVersion = 3;
 
 /// Module attributes between `tessel-export-entry` and `tessel-emit-entry`
 /// (lib/Lowering/EntryPoint.cpp): the description (a JSON string) and the
 /// exported function with its buffer shapes.
 constexpr llvm::StringLiteral kProgramAttrName = "tessel.program";
 constexpr llvm::StringLiteral kEntryAttrName = "tessel.entry";
+/// The module's communicator groups (an array of {mesh, axes}
+/// dictionaries) and, on each communicating op, its index in that list
+/// (tessel/lowering/CommGroups.h).
+constexpr llvm::StringLiteral kGroupsAttrName = "tessel.groups";
+constexpr llvm::StringLiteral kGroupAttrName = "tessel.group";
 
 /// What the runtime does with an argument or a result. The compiler sets it
 /// (the `tessel.runtime_role` attribute); nothing is inferred from names at
@@ -107,17 +113,29 @@ struct MeshInfo {
   std::vector<int64_t> devices;
 };
 
+/// A communicator group: the devices of a mesh that differ only in their
+/// coordinates along `axes` (so a mesh has one such group per combination
+/// of its other axes). Compiled collectives name theirs by its index in
+/// `Program::groups` (runtime/Abi.h); the runtime makes every group once, at
+/// start-up.
+struct CommGroup {
+  std::string mesh;
+  std::vector<std::string> axes;
+};
+
 /// One function the program exports.
 struct Entry {
   std::string name;   ///< the source function
   std::string symbol; ///< the exported C symbol (runtime/Abi.h)
   std::string mesh;   ///< a MeshInfo's name
   std::vector<TensorInfo> arguments, results;
+  std::vector<int64_t> groups; ///< indices of the groups it communicates in
 };
 
 struct Program {
   int64_t version = kProgramVersion;
   std::vector<MeshInfo> meshes;
+  std::vector<CommGroup> groups;
   std::vector<Entry> entries;
   rt::CpuTarget target; ///< empty for programs described before compilation
 
@@ -128,10 +146,17 @@ struct Program {
 llvm::Expected<Program> parseProgram(llvm::StringRef json);
 std::string printProgram(const Program &program);
 /// Everything a reader relies on: the version, meshes (positive sizes,
-/// devices a permutation), each entry's mesh, tensor shapes against their
+/// devices a permutation), groups over existing axes, each entry's mesh
+/// and groups, tensor shapes against their
 /// global shapes and layouts, roles in their places, inits that parse, and
 /// carried results matching their arguments.
 llvm::Error validateProgram(const Program &program);
+
+/// Every group of `mesh` over `group.axes`, each as the ranks running its
+/// members (through the mesh's device list) in group-index order: the
+/// partition `rt::splitByPartition` takes. `group` must be valid for `mesh`.
+std::vector<std::vector<int64_t>> groupRanks(const MeshInfo &mesh,
+                                             const CommGroup &group);
 
 /// Where each role sits in an entry: the runtime's and the interpreter's
 /// view of a training step.

@@ -9,16 +9,20 @@
  * TESSEL_RT_MEMREF declares those five parameters; the data starts at
  * aligned + offset and is contiguous (stride 1).
  *
- * Mesh axes of a collective are one int64 code: axis indices + 1, four bits
- * each, in the order the op lists them (the first axis in the lowest bits).
+ * A collective names its communicator group by the group's index in the
+ * program description's "groups" (tessel/program/Program.h): a mesh and the
+ * axes whose devices communicate. The runtime makes every group at start-up.
  *
- * tessel_rt_collective_<type>(in, out, desc) reads its shape and parameters
- * from `desc`:
- *   [opcode, reduce kind, axes code, rank, in shape[rank], out shape[rank],
+ * tessel_rt_collective_<type>(in, out, desc), tessel_rt_send_<type>(in,
+ * desc) and tessel_rt_recv_<type>(out, desc) read their shape and
+ * parameters from `desc`:
+ *   [opcode, reduce kind, group, rank, in shape[rank], out shape[rank],
  *    p0, p1, number of pairs, pairs...]
  * p0/p1: all_gather and reduce_scatter: the dimension; all_to_all: split and
  * concat dimensions; collective_permute: pairs of (source, target) group
- * indices.
+ * indices; send: the target's group index and the channel; recv: the
+ * source's group index and the channel. A send returns once its bytes are
+ * copied: it does not wait for the receiver.
  *===----------------------------------------------------------------------===*/
 
 #ifndef TESSEL_RUNTIME_ABI_H
@@ -36,6 +40,8 @@ enum TesselRtOpcode {
   TESSEL_RT_REDUCE_SCATTER = 2,
   TESSEL_RT_ALL_TO_ALL = 3,
   TESSEL_RT_COLLECTIVE_PERMUTE = 4,
+  TESSEL_RT_SEND = 5,
+  TESSEL_RT_RECV = 6,
 };
 
 enum TesselRtReduceKind {
@@ -48,7 +54,7 @@ enum TesselRtReduceKind {
 enum {
   TESSEL_RT_DESC_OPCODE = 0,
   TESSEL_RT_DESC_KIND = 1,
-  TESSEL_RT_DESC_AXES = 2,
+  TESSEL_RT_DESC_GROUP = 2,
   TESSEL_RT_DESC_RANK = 3,
   TESSEL_RT_DESC_SHAPES = 4,
 };
@@ -76,7 +82,11 @@ void tessel_rt_gemm_f64(TESSEL_RT_MEMREF(double, a),
 #define TESSEL_RT_DECLARE_COLLECTIVE(suffix, T)                                \
   void tessel_rt_collective_##suffix(TESSEL_RT_MEMREF(T, in),                  \
                                      TESSEL_RT_MEMREF(T, out),                 \
-                                     TESSEL_RT_MEMREF(int64_t, desc));
+                                     TESSEL_RT_MEMREF(int64_t, desc));         \
+  void tessel_rt_send_##suffix(TESSEL_RT_MEMREF(T, in),                        \
+                               TESSEL_RT_MEMREF(int64_t, desc));               \
+  void tessel_rt_recv_##suffix(TESSEL_RT_MEMREF(T, out),                       \
+                               TESSEL_RT_MEMREF(int64_t, desc));
 TESSEL_RT_DECLARE_COLLECTIVE(f32, float)
 TESSEL_RT_DECLARE_COLLECTIVE(f64, double)
 TESSEL_RT_DECLARE_COLLECTIVE(bf16, uint16_t)
@@ -86,8 +96,8 @@ TESSEL_RT_DECLARE_COLLECTIVE(i32, int32_t)
 TESSEL_RT_DECLARE_COLLECTIVE(i1, uint8_t)
 #undef TESSEL_RT_DECLARE_COLLECTIVE
 
-/* This rank's index in its group over the axes `axesCode`. */
-int64_t tessel_rt_axis_index(int64_t axesCode);
+/* This rank's index in the communicator group `group`. */
+int64_t tessel_rt_axis_index(int64_t group);
 
 #ifdef __cplusplus
 }
