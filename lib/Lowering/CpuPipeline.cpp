@@ -315,8 +315,11 @@ llvm::Error mlir::tessel::optimizeLLVMIR(llvm::Module &module,
   auto tm = createTargetMachine(cpu, optLevel);
   if (!tm)
     return tm.takeError();
-  return makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, tm->get())(
-      &module);
+  if (llvm::Error err = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
+                                                  tm->get())(&module))
+    return err;
+  moveHalfWordsAsIntegers(module);
+  return llvm::Error::success();
 }
 
 llvm::Error mlir::tessel::writeObjectFile(llvm::Module &module,

@@ -76,6 +76,12 @@ struct CpuSelection; // tessel/lowering/CpuTarget.h
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context);
 
+/// Loads and stores bf16/f16 values (and vectors of them) as 16-bit
+/// integers, so code generation never holds one promoted to f32 and calls a
+/// toolchain conversion routine to store it (lib/Lowering/HalfWordMoves.cpp).
+/// optimizeLLVMIR runs it last.
+void moveHalfWordsAsIntegers(llvm::Module &module);
+
 /// LLVM's optimization pipeline at `optLevel` for `cpu`.
 llvm::Error optimizeLLVMIR(llvm::Module &module, const CpuSelection &cpu,
                            unsigned optLevel);
