@@ -10,6 +10,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -121,14 +122,12 @@ LogicalResult MeshOp::verify() {
       return emitOpError() << "device list has " << devices->size()
                            << " entries but the mesh has " << numDevices
                            << " devices";
-    llvm::SmallVector<bool> used(numDevices, false);
-    for (int64_t device : *devices) {
-      if (device < 0 || device >= numDevices || used[device])
-        return emitOpError() << "device list must be a permutation of 0.."
-                             << numDevices - 1 << "; device " << device
-                             << " is out of range or repeated";
-      used[device] = true;
-    }
+    llvm::SmallDenseSet<int64_t> used;
+    for (int64_t device : *devices)
+      if (device < 0 || !used.insert(device).second)
+        return emitOpError() << "device list must hold distinct, "
+                             << "non-negative ranks; rank " << device
+                             << (device < 0 ? " is negative" : " repeats");
   }
   return success();
 }

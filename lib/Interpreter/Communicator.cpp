@@ -15,8 +15,11 @@ llvm::Expected<std::vector<std::shared_ptr<const HostTensor>>>
 Communicator::exchange(int64_t device, const std::vector<int64_t> &members,
                        int64_t index, HostTensor mine) {
   std::unique_lock<std::mutex> lock(mutex);
-  int64_t seq = sequence[device]++;
-  auto key = std::make_pair(seq, members.front());
+  // Members start a group's collectives in the same order; counting per
+  // group lets ranks of different programs (MPMD) do different numbers of
+  // collectives in other groups.
+  int64_t seq = sequence[{device, members}]++;
+  auto key = std::make_pair(seq, members);
   Slot &slot = slots[key];
   if (slot.values.empty())
     slot.values.resize(members.size());
@@ -68,4 +71,18 @@ void Communicator::abort() {
   std::lock_guard<std::mutex> lock(mutex);
   aborted = true;
   changed.notify_all();
+}
+
+std::string Communicator::undelivered() {
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const auto &[key, queue] : mailboxes)
+    if (!queue.empty()) {
+      auto [channel, from, to] = key;
+      return llvm::formatv("a message sent on channel {0} by rank {1} to "
+                           "rank {2} was never received ({3} left): does "
+                           "rank {2} run the matching tessel.recv?",
+                           channel, from, to, queue.size())
+          .str();
+    }
+  return "";
 }

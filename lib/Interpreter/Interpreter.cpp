@@ -90,6 +90,34 @@ private:
   void set(Value v, HostTensor t) {
     values[v] = std::make_shared<const HostTensor>(std::move(t));
   }
+  /// The group a communicating op runs in, as world ranks, and this
+  /// rank's index in it.
+  struct Members {
+    std::vector<int64_t> ranks;
+    int64_t index;
+  };
+  llvm::Expected<Members> membersOf(Operation *op) {
+    auto meshRef = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+    if (!meshRef || !op->getAttrOfType<ArrayAttr>("axes"))
+      return opError(op, "the interpreter does not support this op");
+    auto it = rank->meshes->find(meshRef.getValue().str());
+    if (it == rank->meshes->end())
+      return opError(op, "refers to an unknown mesh " +
+                             meshRef.getValue().str());
+    const MeshPlacement &mesh = it->second;
+    int64_t position = mesh.positionOf(rank->rank);
+    if (position < 0)
+      return opError(op, "runs on rank " + std::to_string(rank->rank) +
+                             ", which has no position on mesh @" +
+                             meshRef.getValue().str());
+    auto axes = axesOf(op->getAttrOfType<ArrayAttr>("axes"));
+    Members m{mesh.shape.group(position, axes),
+              mesh.shape.groupIndex(position, axes)};
+    for (int64_t &r : m.ranks)
+      r = mesh.ranks[r];
+    return m;
+  }
+
   llvm::Error needRank(Operation *op) {
     if (rank && rank->comm)
       return llvm::Error::success();
@@ -163,10 +191,11 @@ llvm::Error Evaluator::eval(Operation *op) {
   if (auto send = dyn_cast<SendOp>(op)) {
     if (llvm::Error err = needRank(op))
       return err;
-    std::vector<int64_t> members =
-        rank->mesh.group(rank->device, axesOf(send.getAxes()));
-    rank->comm->send(send.getChannel(), rank->device,
-                     members[send.getTarget()], in(send.getInput()));
+    llvm::Expected<Members> group = membersOf(op);
+    if (!group)
+      return group.takeError();
+    rank->comm->send(send.getChannel(), rank->rank,
+                     group->ranks[send.getTarget()], in(send.getInput()));
     return llvm::Error::success();
   }
   if (op->getDialect() && isa<TesselDialect>(op->getDialect())) {
@@ -421,12 +450,13 @@ llvm::Expected<HostTensor> Evaluator::evalTessel(Operation *op) {
 llvm::Expected<HostTensor> Evaluator::evalCollective(Operation *op) {
   if (llvm::Error err = needRank(op))
     return std::move(err);
-  auto run = [&](ArrayAttr axesAttr, const HostTensor &mine)
+  llvm::Expected<Members> group = membersOf(op);
+  if (!group)
+    return group.takeError();
+  auto run = [&](ArrayAttr, const HostTensor &mine)
       -> llvm::Expected<std::vector<TensorRef>> {
-    std::vector<std::string> axes = axesOf(axesAttr);
-    std::vector<int64_t> members = rank->mesh.group(rank->device, axes);
-    int64_t index = rank->mesh.groupIndex(rank->device, axes);
-    auto all = rank->comm->exchange(rank->device, members, index, mine);
+    auto all =
+        rank->comm->exchange(rank->rank, group->ranks, group->index, mine);
     if (!all)
       return opError(op, llvm::toString(all.takeError()));
     return *all;
@@ -437,9 +467,7 @@ llvm::Expected<HostTensor> Evaluator::evalCollective(Operation *op) {
       out.push_back(x.get());
     return out;
   };
-  auto myIndex = [&](ArrayAttr axes) {
-    return rank->mesh.groupIndex(rank->device, axesOf(axes));
-  };
+  auto myIndex = [&](ArrayAttr) { return group->index; };
   using namespace kernels;
   return llvm::TypeSwitch<Operation *, llvm::Expected<HostTensor>>(op)
       .Case([&](AllReduceOp o) -> llvm::Expected<HostTensor> {
@@ -499,10 +527,8 @@ llvm::Expected<HostTensor> Evaluator::evalCollective(Operation *op) {
         return HostTensor(x.dtype, x.shape);
       })
       .Case([&](RecvOp o) -> llvm::Expected<HostTensor> {
-        std::vector<int64_t> members =
-            rank->mesh.group(rank->device, axesOf(o.getAxes()));
-        auto value = rank->comm->recv(o.getChannel(), members[o.getSource()],
-                                      rank->device);
+        auto value = rank->comm->recv(
+            o.getChannel(), group->ranks[o.getSource()], rank->rank);
         if (!value)
           return opError(op, llvm::toString(value.takeError()));
         return std::move(*value);

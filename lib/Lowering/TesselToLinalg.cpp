@@ -361,10 +361,14 @@ struct ConcatenateLowering : OpRewritePattern<ConcatenateOp> {
       SmallVector<int64_t> offsets(type.getRank(), 0),
           strides(type.getRank(), 1);
       offsets[dim] = offset;
+      offset += inType.getDimSize(dim);
+      // An empty operand inserts nothing (and its offset may be the end of
+      // the dimension, which insert_slice refuses).
+      if (inType.getNumElements() == 0)
+        continue;
       acc = tensor::InsertSliceOp::create(
           rw, op.getLoc(), in, acc, ValueRange{}, ValueRange{}, ValueRange{},
           offsets, inType.getShape(), strides);
-      offset += inType.getDimSize(dim);
     }
     rw.replaceOp(op, acc);
     return success();
@@ -378,6 +382,10 @@ struct PadLowering : OpRewritePattern<PadOp> {
     auto inType = cast<RankedTensorType>(op.getInput().getType());
     Value filled =
         filledTensor(rw, op.getLoc(), type, op.getValue().convertToDouble());
+    if (inType.getNumElements() == 0) { // all padding
+      rw.replaceOp(op, filled);
+      return success();
+    }
     SmallVector<int64_t> strides(type.getRank(), 1);
     rw.replaceOpWithNewOp<tensor::InsertSliceOp>(
         op, op.getInput(), filled, ValueRange{}, ValueRange{}, ValueRange{},

@@ -2,6 +2,7 @@
 
 #include "tessel/program/Program.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -33,17 +34,15 @@ llvm::Error validateMesh(const MeshInfo &m) {
   if (m.devices.empty())
     return llvm::Error::success();
   int64_t n = m.shape.numDevices();
-  std::vector<bool> used(n, false);
   if (int64_t(m.devices.size()) != n)
     return fail("mesh '" + m.name + "' lists " +
                 llvm::Twine(m.devices.size()) + " devices for " +
                 llvm::Twine(n) + " positions");
-  for (int64_t d : m.devices) {
-    if (d < 0 || d >= n || used[d])
-      return fail("mesh '" + m.name + "': devices must be a permutation of "
-                  "0.." + llvm::Twine(n - 1));
-    used[d] = true;
-  }
+  llvm::DenseSet<int64_t> used;
+  for (int64_t d : m.devices)
+    if (d < 0 || !used.insert(d).second)
+      return fail("mesh '" + m.name + "': devices must be distinct, "
+                  "non-negative ranks (rank " + llvm::Twine(d) + ")");
   return llvm::Error::success();
 }
 

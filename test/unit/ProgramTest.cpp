@@ -126,7 +126,7 @@ TEST(Program, ValidationNamesWhatIsWrong) {
             std::string::npos);
   EXPECT_NE(errorAfter([](Program &p) {
               p.meshes[0].devices = {0, 1, 2, 3, 4, 4};
-            }).find("devices must be a permutation of 0..5"),
+            }).find("devices must be distinct, non-negative ranks (rank 4)"),
             std::string::npos);
   EXPECT_NE(errorAfter([](Program &p) {
               p.entries[0].arguments[0].dims[1] = {"pp"};

@@ -45,7 +45,10 @@ static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
 static llvm::cl::opt<std::string>
     funcName("func",
              llvm::cl::desc("Function to run (default: @forward, "
-                            "else the only function with a body)"),
+                            "else the only function with a body); several, "
+                            "comma-separated: tessel.spmd functions run "
+                            "together, each on the ranks of its mesh (the "
+                            "stages of a pipeline)"),
              llvm::cl::cat(toolCategory));
 static llvm::cl::opt<uint64_t> seed("seed",
                                     llvm::cl::desc("Seed for inputs not given"),
@@ -190,6 +193,66 @@ static int compareWith(const NamedTensors &outputs, llvm::StringRef path) {
   return ok ? 0 : 1;
 }
 
+/// --func a,b: SPMD functions run together (ti::runMpmd); their outputs by
+/// result name, which must be unique across them.
+static llvm::Expected<NamedTensors>
+runTogether(ModuleOp module, const std::optional<NamedTensors> &given) {
+  auto fail = [](const Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   message.str());
+  };
+  if (trainSteps || !tokensFile.empty())
+    return fail("--train-steps and --tokens run one function, not " +
+                funcName);
+  SmallVector<StringRef> names;
+  StringRef(funcName).split(names, ',', -1, false);
+  SmallVector<func::FuncOp> funcs;
+  std::vector<std::vector<HostTensor>> args;
+  for (StringRef name : names) {
+    auto func = module.lookupSymbol<func::FuncOp>(name.trim());
+    if (!func)
+      return fail("no function @" + name.trim() + " in " + inputFile);
+    if (failed(ti::spmdMesh(func)))
+      return fail("@" + name.trim() + " is not a tessel.spmd function; "
+                  "functions run together must each run on a mesh");
+    llvm::Expected<std::vector<HostTensor>> inputs =
+        ti::makeInputs(func, seed, given ? &*given : nullptr, inputsFile);
+    if (!inputs)
+      return inputs.takeError();
+    funcs.push_back(func);
+    args.push_back(std::move(*inputs));
+  }
+  auto outputs = ti::runMpmd(funcs, args);
+  if (!outputs)
+    return outputs.takeError();
+  NamedTensors named;
+  std::map<std::string, std::string> owner;
+  for (auto [k, func] : llvm::enumerate(funcs))
+    for (auto [r, t] : llvm::enumerate((*outputs)[k])) {
+      std::string name = ti::resultName(func, r);
+      auto [it, fresh] = owner.emplace(name, func.getSymName().str());
+      if (!fresh)
+        return fail("@" + it->second + " and @" + func.getSymName() +
+                    " both return '" + name + "'; give results run "
+                    "together distinct tessel.name");
+      named.tensors.emplace_back(name, std::move(t));
+    }
+  return named;
+}
+
+/// Prints, saves and compares the outputs as the options say.
+static int finish(NamedTensors outputs) {
+  if (printOutputs)
+    for (const auto &[name, t] : outputs.tensors)
+      print(name, t);
+  if (!saveFile.empty())
+    if (llvm::Error err = writeSafeTensors(saveFile, outputs))
+      return failWith(llvm::toString(std::move(err)));
+  if (!expectFile.empty())
+    return compareWith(outputs, expectFile);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::cl::HideUnrelatedOptions(toolCategory);
@@ -214,13 +277,6 @@ int main(int argc, char **argv) {
   if (!module)
     return 1; // The parser reported the error with its location.
 
-  func::FuncOp func = chooseFunction(*module);
-  if (!func)
-    return failWith(funcName.empty()
-                        ? "no @forward and no single function to run; pass "
-                          "--func NAME"
-                        : "no function @" + funcName + " in " + inputFile);
-
   std::optional<NamedTensors> given;
   if (!inputsFile.empty()) {
     llvm::Expected<NamedTensors> read = readSafeTensors(inputsFile);
@@ -228,6 +284,20 @@ int main(int argc, char **argv) {
       return failWith(llvm::toString(read.takeError()));
     given = std::move(*read);
   }
+  if (StringRef(funcName).contains(',')) {
+    llvm::Expected<NamedTensors> outputs = runTogether(*module, given);
+    if (!outputs)
+      return failWith(llvm::toString(outputs.takeError()));
+    return finish(std::move(*outputs));
+  }
+
+  func::FuncOp func = chooseFunction(*module);
+  if (!func)
+    return failWith(funcName.empty()
+                        ? "no @forward and no single function to run; pass "
+                          "--func NAME"
+                        : "no function @" + funcName + " in " + inputFile);
+
   llvm::Expected<std::vector<HostTensor>> inputs =
       ti::makeInputs(func, seed, given ? &*given : nullptr, inputsFile);
   if (!inputs)
@@ -343,16 +413,7 @@ int main(int argc, char **argv) {
     return failWith(llvm::toString(outputs.takeError()));
 
   NamedTensors saved;
-  for (auto [r, t] : llvm::enumerate(*outputs)) {
-    std::string name = ti::resultName(func, r);
-    if (printOutputs)
-      print(name, t);
-    saved.tensors.emplace_back(name, std::move(t));
-  }
-  if (!saveFile.empty())
-    if (llvm::Error err = writeSafeTensors(saveFile, saved))
-      return failWith(llvm::toString(std::move(err)));
-  if (!expectFile.empty())
-    return compareWith(saved, expectFile);
-  return 0;
+  for (auto [r, t] : llvm::enumerate(*outputs))
+    saved.tensors.emplace_back(ti::resultName(func, r), std::move(t));
+  return finish(std::move(saved));
 }

@@ -3,8 +3,8 @@
 // Ranks are threads of one process. Every collective is built from one
 // primitive, exchange: each member of a group deposits its tensor and
 // receives every member's tensor ordered by group index. The k-th collective
-// a rank executes matches the k-th collective of the other members of its
-// group (SPMD programs have no data-dependent control flow). A wait that
+// a rank executes in a group matches the k-th collective of the other
+// members in that group (programs have no data-dependent control flow). A wait that
 // exceeds the timeout, or an abort by another rank, fails instead of hanging.
 //
 //===----------------------------------------------------------------------===//
@@ -31,7 +31,9 @@ class Communicator {
 public:
   explicit Communicator(int64_t numDevices,
                         std::chrono::seconds timeout = std::chrono::seconds(60))
-      : sequence(numDevices, 0), timeout(timeout) {}
+      : timeout(timeout) {
+    (void)numDevices;
+  }
 
   /// Deposits `mine` for `device` (group index `index` of `members`) and
   /// returns every member's tensor by group index.
@@ -45,6 +47,10 @@ public:
   /// Makes every waiting and future call fail (a rank hit an error).
   void abort();
 
+  /// After every rank has finished: a description of the first message
+  /// sent but never received, or "" when every send was received.
+  std::string undelivered();
+
 private:
   struct Slot {
     std::vector<std::shared_ptr<const HostTensor>> values;
@@ -52,8 +58,9 @@ private:
   };
   std::mutex mutex;
   std::condition_variable changed;
-  std::vector<int64_t> sequence; // collectives executed per device
-  std::map<std::pair<int64_t, int64_t>, Slot> slots; // (seq, group leader)
+  /// Collectives executed per (device, group).
+  std::map<std::pair<int64_t, std::vector<int64_t>>, int64_t> sequence;
+  std::map<std::pair<int64_t, std::vector<int64_t>>, Slot> slots; // (seq, group)
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<HostTensor>>
       mailboxes; // (channel, from, to)
   bool aborted = false;

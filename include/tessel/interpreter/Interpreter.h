@@ -9,6 +9,9 @@
 // with exact collective semantics. Its arguments and results carry
 // `tessel.sharding` (the global layout) and, where a dimension is padded,
 // `tessel.global_type`; inputs and outputs of runSpmd are global tensors.
+// runMpmd runs several such functions at once, each on the ranks of its
+// own mesh (a pipeline's stages), talking through collectives and
+// send/recv on meshes that span them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,17 +25,31 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace tessel::interp {
 
 class Communicator;
 
-/// Where one rank runs: its device on the mesh and how it talks to others.
+/// Which rank runs each position of a mesh: its device list, or the
+/// identity.
+struct MeshPlacement {
+  MeshShape shape;
+  std::vector<int64_t> ranks; ///< by row-major position
+  /// The position `rank` runs, or -1.
+  int64_t positionOf(int64_t rank) const;
+};
+
+/// Where one rank runs: its rank, the placement of every mesh of the
+/// module (by name), and how it talks to the others. A collective over
+/// axes of mesh M runs among the ranks of M's positions that share every
+/// other coordinate with this rank's position.
 struct RankContext {
-  MeshShape mesh;
-  int64_t device = 0;
+  int64_t rank = 0;
+  const std::map<std::string, MeshPlacement> *meshes = nullptr;
   Communicator *comm = nullptr;
 };
 
@@ -53,6 +70,13 @@ mlir::FailureOr<MeshShape> spmdMesh(mlir::func::FuncOp func);
 /// output (checking that replicas agree).
 llvm::Expected<std::vector<HostTensor>>
 runSpmd(mlir::func::FuncOp func, const std::vector<HostTensor> &globalArgs);
+
+/// Runs SPMD functions together, each on the ranks of its mesh (through
+/// the mesh's device list): every rank from 0 to the highest runs exactly
+/// one of them. Inputs and outputs are global tensors, per function.
+llvm::Expected<std::vector<std::vector<HostTensor>>>
+runMpmd(llvm::ArrayRef<mlir::func::FuncOp> funcs,
+        const std::vector<std::vector<HostTensor>> &globalArgs);
 
 /// The global type of argument/result `index` of `func` (from
 /// `tessel.global_type`, else the local type times the sharded axes).

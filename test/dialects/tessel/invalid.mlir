@@ -24,9 +24,13 @@ tessel.mesh @m ["x"=0]
 // expected-error@+1 {{'tessel.mesh' op device list has 3 entries but the mesh has 4 devices}}
 tessel.mesh @m ["x"=2, "y"=2] devices = [0, 1, 2]
 // -----
-// Tests: an explicit device list is a permutation.
-// expected-error@+1 {{'tessel.mesh' op device list must be a permutation of 0..1; device 1 is out of range or repeated}}
+// Tests: an explicit device list holds distinct ranks.
+// expected-error@+1 {{'tessel.mesh' op device list must hold distinct, non-negative ranks; rank 1 repeats}}
 tessel.mesh @m ["x"=2] devices = [1, 1]
+// -----
+// Tests: an explicit device list holds non-negative ranks.
+// expected-error@+1 {{'tessel.mesh' op device list must hold distinct, non-negative ranks; rank -1 is negative}}
+tessel.mesh @m ["x"=2] devices = [0, -1]
 // -----
 // Shardings ------------------------------------------------------------
 // Tests: no mesh axis appears twice in one sharding.

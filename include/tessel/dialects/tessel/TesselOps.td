@@ -28,11 +28,14 @@ def Tessel_MeshOp : Tessel_Op<"mesh", [Symbol]> {
   let description = [{
     Declares a logical n-d grid of devices with named axes. Devices are
     numbered row-major over the axes (the last axis varies fastest) unless an
-    explicit device list gives the physical device of each mesh position.
+    explicit device list gives the rank (physical device) of each mesh
+    position. A mesh may cover some of the ranks only: the stages of a
+    pipeline run on sub-meshes of a mesh that spans them.
 
     ```mlir
     tessel.mesh @mesh ["dp"=2, "tp"=4]
     tessel.mesh @ring ["x"=4] devices = [3, 2, 1, 0]
+    tessel.mesh @stage1 ["dp"=2] devices = [2, 3]
     ```
 
     Constraints:
@@ -40,7 +43,7 @@ def Tessel_MeshOp : Tessel_Op<"mesh", [Symbol]> {
       * axis names are unique and not empty;
       * every axis size is at least 1;
       * an explicit device list has one entry per device (the product of
-        the axis sizes) and is a permutation of 0 .. N-1.
+        the axis sizes): distinct, non-negative ranks.
   }];
   let arguments = (ins
     SymbolNameAttr:$sym_name,
