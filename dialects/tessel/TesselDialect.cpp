@@ -210,16 +210,19 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
   if (name == ::tessel::program::kProgramAttrName ||
       name == ::tessel::program::kEntryAttrName) {
     // Set by tessel-export-entry for tessel-emit-entry.
+    bool isProgram = name == ::tessel::program::kProgramAttrName;
+    auto entries = dyn_cast<ArrayAttr>(attr.getValue());
     bool ok = isa<ModuleOp>(op) &&
-              (name == ::tessel::program::kProgramAttrName
-                   ? isa<StringAttr>(attr.getValue())
-                   : isa<DictionaryAttr>(attr.getValue()));
+              (isProgram ? isa<StringAttr>(attr.getValue())
+                         : entries && llvm::all_of(entries, [](Attribute e) {
+                             return isa<DictionaryAttr>(e);
+                           }));
     if (!ok)
       return op->emitOpError()
-             << "'" << name << "' is the exported entry's "
-             << (name == ::tessel::program::kProgramAttrName
-                     ? "description (a string)"
-                     : "function and buffers (a dictionary)")
+             << "'" << name << "' is "
+             << (isProgram ? "the exported program's description (a string)"
+                           : "the exported functions (an array of "
+                             "dictionaries)")
              << " on a module, as tessel-export-entry sets it";
     return success();
   }

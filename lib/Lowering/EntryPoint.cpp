@@ -4,14 +4,16 @@
 // `tessel-compile` runs and the contract with the runtime is made in the IR:
 //
 //  * `tessel-export-entry` (first, on the partitioned program) describes the
-//    entry function for the runtime (tessel/program/Describe.h), validates
-//    the description, and records it and the entry's buffer shapes as module
-//    attributes; it drops the other public functions, renames the entry to a
-//    reserved symbol and sets the target triple and data layout of `cpu`.
+//    entry functions for the runtime (tessel/program/Describe.h; several
+//    for a program whose stages run on sub-meshes), numbers the
+//    communicator groups, validates the description, and records it and
+//    each entry's buffer shapes as module attributes; it drops the other
+//    public functions, renames entry K to a reserved symbol and sets the
+//    target triple and data layout of `cpu`.
 //  * `tessel-emit-entry` (last, on the LLVM dialect) turns them into
-//    `tessel_entry(void **buffers)`, which expands each buffer into MLIR's
-//    memref calling convention, and the `tessel_program` string; kernels are
-//    marked noinline.
+//    `tessel_entry_K(void **buffers)`, which expands each buffer into MLIR's
+//    memref calling convention, the `tessel_entries` table and the
+//    `tessel_program` string; kernels are marked noinline.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,22 +37,39 @@ namespace {
 
 constexpr llvm::StringLiteral kProgramAttr = tp::kProgramAttrName;
 constexpr llvm::StringLiteral kEntryAttr = tp::kEntryAttrName;
-/// What the exported function is called inside the module: a function
-/// named `main` (or any symbol the runtime defines) would otherwise take
-/// that symbol's place at link time.
-constexpr llvm::StringLiteral kStepSymbol = "__tessel_step";
+/// What exported function K is called inside the module: a function named
+/// `main` (or any symbol the runtime defines) would otherwise take that
+/// symbol's place at link time.
+std::string stepSymbol(size_t k) { return "__tessel_step_" + std::to_string(k); }
+/// Its C entry point (runtime/Abi.h).
+std::string entrySymbol(size_t k) {
+  return TESSEL_RT_ENTRY "_" + std::to_string(k);
+}
 
-/// The function `name`, or the module's only public function.
-func::FuncOp findEntry(ModuleOp module, StringRef name) {
-  if (!name.empty())
-    return module.lookupSymbol<func::FuncOp>(name);
-  func::FuncOp found;
-  for (auto f : module.getOps<func::FuncOp>()) {
-    if (f.isPrivate() || f.isExternal())
-      continue;
-    if (found)
-      return func::FuncOp();
-    found = f;
+/// The functions of the comma-separated `names`, or the module's only
+/// public function; empty (with an error) when one is missing.
+SmallVector<func::FuncOp> findEntries(ModuleOp module, StringRef names) {
+  SmallVector<func::FuncOp> found;
+  if (!names.empty()) {
+    SmallVector<StringRef> list;
+    names.split(list, ',', -1, false);
+    for (StringRef name : list) {
+      auto f = module.lookupSymbol<func::FuncOp>(name.trim());
+      if (!f) {
+        module.emitError() << "no entry function @" << name.trim();
+        return {};
+      }
+      found.push_back(f);
+    }
+    return found;
+  }
+  for (auto f : module.getOps<func::FuncOp>())
+    if (!f.isPrivate() && !f.isExternal())
+      found.push_back(f);
+  if (found.size() != 1) {
+    module.emitError() << "no entry function (give function=NAME[,NAME...]: "
+                          "the module has no single public function)";
+    return {};
   }
   return found;
 }
@@ -67,64 +86,79 @@ struct ExportEntryPass
   }
   Option<std::string> function{
       *this, "function",
-      llvm::cl::desc("The entry function (default: the only public one)")};
+      llvm::cl::desc("The entry functions, comma-separated (default: the "
+                     "only public one)")};
   Option<std::string> cpu{
       *this, "cpu", llvm::cl::desc("The CPU, as tessel-compile --cpu")};
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    func::FuncOp entry = findEntry(module, function);
-    if (!entry) {
-      module.emitError() << "no entry function "
-                         << (function.empty() ? "(give function=NAME: the "
-                                                "module has no single public "
-                                                "function)"
-                                              : "@" + function);
+    SmallVector<func::FuncOp> entries = findEntries(module, function);
+    if (entries.empty())
       return signalPassFailure();
-    }
-    llvm::Expected<mlir::tessel::CpuSelection> selected = mlir::tessel::selectCpu(cpu);
+    llvm::Expected<mlir::tessel::CpuSelection> selected =
+        mlir::tessel::selectCpu(cpu);
     if (!selected) {
       module.emitError() << llvm::toString(selected.takeError());
       return signalPassFailure();
     }
-    // The program exports this one function: other public ones go.
+    // The program exports these functions: other public ones go.
     for (auto f : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
-      if (f != entry && f.isPublic())
+      if (f.isPublic() && !llvm::is_contained(entries, f))
         f.erase();
-    FailureOr<tp::Entry> described = tp::describeEntry(entry, TESSEL_RT_ENTRY);
-    if (failed(described))
+    FailureOr<tp::Program> program = describeProgram(module, entries);
+    if (failed(program))
       return signalPassFailure();
-    tp::Program program;
-    program.meshes.push_back(tp::describeMesh(entry));
-    program.groups = mlir::tessel::assignCommGroups(module);
-    described->groups = mlir::tessel::groupsUsedBy(entry);
-    if (failed(describeGroupMeshes(module, program)))
-      return signalPassFailure();
-    program.entries.push_back(std::move(*described));
-    program.target = selected->described;
-    if (llvm::Error err = tp::validateProgram(program)) {
-      entry.emitError() << llvm::toString(std::move(err));
+    program->target = selected->described;
+    if (llvm::Error err = tp::validateProgram(*program)) {
+      entries.front().emitError() << llvm::toString(std::move(err));
       return signalPassFailure();
     }
     Builder b(module.getContext());
-    SmallVector<Attribute> buffers;
-    for (const auto *list :
-         {&program.entries[0].arguments, &program.entries[0].results})
-      for (const tp::TensorInfo &t : *list)
-        buffers.push_back(b.getDenseI64ArrayAttr(
-            SmallVector<int64_t>(t.shape.begin(), t.shape.end())));
-    if (failed(SymbolTable::replaceAllSymbolUses(
-            entry, b.getStringAttr(kStepSymbol), module)))
-      return signalPassFailure();
-    entry.setSymName(kStepSymbol);
-    module->setAttr(kProgramAttr, b.getStringAttr(tp::printProgram(program)));
-    module->setAttr(kEntryAttr,
-                    b.getDictionaryAttr(
-                        {b.getNamedAttr("function",
-                                        b.getStringAttr(kStepSymbol)),
-                         b.getNamedAttr("buffers", b.getArrayAttr(buffers))}));
+    SmallVector<Attribute> exported;
+    for (auto [k, entry] : llvm::enumerate(entries)) {
+      const tp::Entry &e = program->entries[k];
+      SmallVector<Attribute> buffers;
+      for (const auto *list : {&e.arguments, &e.results})
+        for (const tp::TensorInfo &t : *list)
+          buffers.push_back(b.getDenseI64ArrayAttr(
+              SmallVector<int64_t>(t.shape.begin(), t.shape.end())));
+      StringAttr step = b.getStringAttr(stepSymbol(k));
+      if (failed(SymbolTable::replaceAllSymbolUses(entry, step, module)))
+        return signalPassFailure();
+      entry.setSymName(step);
+      exported.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("function", step),
+           b.getNamedAttr("symbol", b.getStringAttr(entrySymbol(k))),
+           b.getNamedAttr("buffers", b.getArrayAttr(buffers))}));
+    }
+    module->setAttr(kProgramAttr,
+                    b.getStringAttr(tp::printProgram(*program)));
+    module->setAttr(kEntryAttr, b.getArrayAttr(exported));
     if (failed(setTarget(module, *selected)))
       signalPassFailure();
+  }
+
+  /// The description of `entries` (before renaming): their meshes, the
+  /// communicator groups (numbered here) and every mesh those use.
+  static FailureOr<tp::Program> describeProgram(
+      ModuleOp module, ArrayRef<func::FuncOp> entries) {
+    tp::Program program;
+    program.groups = mlir::tessel::assignCommGroups(module);
+    for (auto [k, entry] : llvm::enumerate(entries)) {
+      FailureOr<tp::Entry> described =
+          tp::describeEntry(entry, entrySymbol(k));
+      if (failed(described))
+        return failure();
+      described->groups = mlir::tessel::groupsUsedBy(entry);
+      tp::MeshInfo mesh = tp::describeMesh(entry);
+      if (!program.findMesh(mesh.name))
+        program.meshes.push_back(std::move(mesh));
+      program.entries.push_back(std::move(*described));
+    }
+    if (failed(describeGroupMeshes(module, program)))
+      return failure();
+    return program;
   }
 
   /// Adds every mesh a group communicates on (sub-meshes of the entry's).
@@ -171,15 +205,17 @@ struct EmitEntryPass : PassWrapper<EmitEntryPass, OperationPass<ModuleOp>> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto entry = module->getAttrOfType<DictionaryAttr>(kEntryAttr);
+    auto entries = module->getAttrOfType<ArrayAttr>(kEntryAttr);
     auto program = module->getAttrOfType<StringAttr>(kProgramAttr);
-    if (!entry || !program) {
+    if (!entries || !program) {
       module.emitError() << "no exported entry; run tessel-export-entry "
                          << "before lowering";
       return signalPassFailure();
     }
-    if (failed(emitEntry(module, entry)))
-      return signalPassFailure();
+    for (Attribute entry : entries)
+      if (failed(emitEntry(module, cast<DictionaryAttr>(entry))))
+        return signalPassFailure();
+    emitTable(module, entries);
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     std::string text = program.getValue().str();
     text.push_back('\0');
@@ -227,14 +263,38 @@ struct EmitEntryPass : PassWrapper<EmitEntryPass, OperationPass<ModuleOp>> {
     }
   }
 
-  /// tessel_entry(void **buffers): loads each buffer pointer and calls the
-  /// program with (allocated, aligned, offset 0, sizes, strides) per buffer.
+  /// `tessel_entries`: the entry points in the description's order.
+  static void emitTable(ModuleOp module, ArrayAttr entries) {
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    Location loc = module.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+    auto type = LLVM::LLVMArrayType::get(ptr, entries.size());
+    auto table = LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/true,
+                                        LLVM::Linkage::External,
+                                        TESSEL_RT_ENTRIES, Attribute());
+    Block *init = b.createBlock(&table.getInitializerRegion());
+    b.setInsertionPointToStart(init);
+    Value array = LLVM::UndefOp::create(b, loc, type);
+    for (auto [k, entry] : llvm::enumerate(entries)) {
+      auto symbol = cast<DictionaryAttr>(entry).getAs<StringAttr>("symbol");
+      Value address =
+          LLVM::AddressOfOp::create(b, loc, ptr, symbol.getValue());
+      array = LLVM::InsertValueOp::create(b, loc, array, address,
+                                          ArrayRef<int64_t>{int64_t(k)});
+    }
+    LLVM::ReturnOp::create(b, loc, array);
+  }
+
+  /// tessel_entry_K(void **buffers): loads each buffer pointer and calls
+  /// the step with (allocated, aligned, offset 0, sizes, strides) per
+  /// buffer.
   LogicalResult emitEntry(ModuleOp module, DictionaryAttr entry) {
     auto name = entry.getAs<StringAttr>("function");
+    auto symbol = entry.getAs<StringAttr>("symbol");
     auto buffers = entry.getAs<ArrayAttr>("buffers");
     auto step = name ? module.lookupSymbol<LLVM::LLVMFuncOp>(name)
                      : LLVM::LLVMFuncOp();
-    if (!step || !buffers)
+    if (!step || !buffers || !symbol)
       return module.emitError() << "the lowered module has no exported "
                                 << "function " << name;
     Location loc = step.getLoc();
@@ -242,7 +302,7 @@ struct EmitEntryPass : PassWrapper<EmitEntryPass, OperationPass<ModuleOp>> {
     auto ptr = LLVM::LLVMPointerType::get(b.getContext());
     auto i64 = b.getI64Type();
     auto func = LLVM::LLVMFuncOp::create(
-        b, loc, TESSEL_RT_ENTRY,
+        b, loc, symbol.getValue(),
         LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(b.getContext()),
                                     {ptr}));
     Block *body = func.addEntryBlock(b);

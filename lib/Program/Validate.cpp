@@ -6,6 +6,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <algorithm>
 #include <map>
 
 using namespace tessel;
@@ -140,7 +141,66 @@ llvm::Error validateRoles(const Entry &e) {
   return llvm::Error::success();
 }
 
+/// Every rank from 0 up runs exactly one entry (the ranks of its mesh), and
+/// entries run together do not share a result name (results are gathered
+/// and checkpointed by name).
+llvm::Error validateRanks(const Program &p) {
+  std::vector<const Entry *> runner;
+  for (const Entry &e : p.entries)
+    for (int64_t r : p.findMesh(e.mesh)->ranks()) {
+      if (r >= int64_t(runner.size()))
+        runner.resize(r + 1, nullptr);
+      if (runner[r])
+        return fail("rank " + llvm::Twine(r) + " runs both entry '" +
+                    runner[r]->name + "' and entry '" + e.name +
+                    "'; their meshes need disjoint devices");
+      runner[r] = &e;
+    }
+  for (auto [r, e] : llvm::enumerate(runner))
+    if (!e)
+      return fail("rank " + llvm::Twine(r) + " runs no entry; the entries' "
+                  "meshes must cover ranks 0.." +
+                  llvm::Twine(runner.size() - 1));
+  if (p.entries.size() < 2)
+    return llvm::Error::success();
+  std::map<std::string, const Entry *> owner;
+  for (const Entry &e : p.entries)
+    for (const TensorInfo &t : e.results)
+      if (auto [it, fresh] = owner.emplace(t.name, &e);
+          !fresh && it->second != &e)
+        return fail("entries '" + it->second->name + "' and '" + e.name +
+                    "' both return '" + t.name + "'; results of entries " +
+                    "run together need distinct names");
+  return llvm::Error::success();
+}
+
 } // namespace
+
+std::vector<int64_t> MeshInfo::ranks() const {
+  if (!devices.empty())
+    return devices;
+  std::vector<int64_t> identity(shape.numDevices());
+  for (size_t k = 0; k < identity.size(); ++k)
+    identity[k] = int64_t(k);
+  return identity;
+}
+
+int64_t MeshInfo::positionOf(int64_t rank) const {
+  if (devices.empty())
+    return rank < shape.numDevices() ? rank : -1;
+  for (size_t k = 0; k < devices.size(); ++k)
+    if (devices[k] == rank)
+      return int64_t(k);
+  return -1;
+}
+
+int64_t Program::worldSize() const {
+  int64_t size = 0;
+  for (const Entry &e : entries)
+    for (int64_t r : findMesh(e.mesh)->ranks())
+      size = std::max(size, r + 1);
+  return size;
+}
 
 llvm::Error program::validateProgram(const Program &p) {
   if (p.version != kProgramVersion)
@@ -179,7 +239,7 @@ llvm::Error program::validateProgram(const Program &p) {
     if (llvm::Error err = validateRoles(e))
       return err;
   }
-  return llvm::Error::success();
+  return validateRanks(p);
 }
 
 std::vector<std::vector<int64_t>>

@@ -24,6 +24,8 @@ using namespace tessel::rt;
 
 extern "C" {
 extern const char tessel_program[];
+// The entry points, in the description's order (runtime/Abi.h).
+extern void (*const tessel_entries[])(void **);
 // OpenBLAS's thread-count control (not in every cblas.h).
 void openblas_set_num_threads(int);
 }
@@ -240,9 +242,10 @@ int main(int argc, char **argv) {
   // Before any compiled code runs: never SIGILL in a kernel.
   if (std::string why = checkCpu(run.program.target); !why.empty())
     return failWith(why);
-  if (llvm::Error err = prepareRun(run))
+  if (llvm::Error err = prepareRun(
+          run, llvm::ArrayRef(tessel_entries, run.program.entries.size())))
     return failWith(llvm::toString(std::move(err)));
-  int64_t devices = run.mesh->shape.numDevices();
+  int64_t devices = run.worldSize;
   int64_t ranks = ranksOpt ? int64_t(ranksOpt) : devices;
   if (launchedByMpi() && ranksOpt)
     return failWith("--ranks is for ranks as threads; under mpirun the "
@@ -257,11 +260,12 @@ int main(int argc, char **argv) {
     return rc;
   if (!saveFile.empty()) {
     NamedTensors out;
-    for (auto [r, info] : llvm::enumerate(run.entry->results))
-      out.tensors.emplace_back(info.name,
-                               run.final.empty()
-                                   ? HostTensor(info.dtype, info.globalShape)
-                                   : std::move(run.final[r]));
+    for (auto [k, e] : llvm::enumerate(run.entries))
+      for (auto [r, info] : llvm::enumerate(e.entry->results))
+        out.tensors.emplace_back(info.name,
+                                 run.final.empty()
+                                     ? HostTensor(info.dtype, info.globalShape)
+                                     : std::move(run.final[k][r]));
     if (llvm::Error err = writeSafeTensors(saveFile, out))
       return failWith(llvm::toString(std::move(err)));
   }

@@ -16,8 +16,6 @@
 #include <cstdlib>
 #include <thread>
 
-extern "C" void tessel_entry(void **buffers);
-
 using namespace tessel;
 using namespace tessel::rt;
 using program::TensorInfo;
@@ -41,17 +39,20 @@ struct Stats {
   int64_t steps = 0;
 };
 
-/// One rank's buffers and position.
+/// One rank's entry, buffers and position.
 struct Rank {
   Run &run;
   Communicator &comm;
   RankContext &ctx;
+  const EntryRun &entry;
   const MeshShape &mesh;
-  int64_t position; ///< on the mesh
+  int64_t position; ///< on the entry's mesh
   std::vector<Buffer> args, results;
   std::optional<HostTensor> ids, labels; ///< global batches (--data)
 
-  const TensorInfo &arg(unsigned a) const { return run.entry->arguments[a]; }
+  const TensorInfo &arg(unsigned a) const {
+    return entry.entry->arguments[a];
+  }
 
   /// Sets every element of scalar-role argument `a` to `value`.
   void setArgument(std::optional<unsigned> a, double value) {
@@ -65,15 +66,15 @@ struct Rank {
   double resultScalar(unsigned r) const {
     double f;
     int64_t i;
-    loadElement(run.entry->results[r].dtype, results[r].get(), f, i);
+    loadElement(entry.entry->results[r].dtype, results[r].get(), f, i);
     return f;
   }
 };
 
 void materialize(Rank &rank) {
-  for (auto [a, info] : llvm::enumerate(rank.run.entry->arguments)) {
+  for (auto [a, info] : llvm::enumerate(rank.entry.entry->arguments)) {
     rank.args.push_back(allocate(info));
-    const ArgumentSource &s = rank.run.sources[a];
+    const ArgumentSource &s = rank.entry.sources[a];
     if (s.mapped)
       program::sliceBlockBytes(s.mapped, info, rank.mesh, rank.position,
                                rank.args.back().get());
@@ -81,9 +82,9 @@ void materialize(Rank &rank) {
       program::fillBlock(info, s.spec, rank.run.options.seed, s.stream,
                          rank.mesh, rank.position, rank.args.back().get());
   }
-  for (const TensorInfo &info : rank.run.entry->results)
+  for (const TensorInfo &info : rank.entry.entry->results)
     rank.results.push_back(allocate(info));
-  const program::Bindings &b = rank.run.roles;
+  const program::Bindings &b = rank.entry.roles;
   // Token batches are filled into global tensors of the arguments' types.
   if (b.tokens)
     rank.ids.emplace(rank.arg(*b.tokens).dtype, rank.arg(*b.tokens).globalShape);
@@ -95,7 +96,7 @@ void materialize(Rank &rank) {
 /// The next batch of --data into the tokens and labels arguments.
 void loadBatch(Rank &rank, int64_t index) {
   Run &run = rank.run;
-  const program::Bindings &b = run.roles;
+  const program::Bindings &b = rank.entry.roles;
   if (llvm::Error err =
           run.tokens->batch(index, rank.ids ? &*rank.ids : nullptr,
                             rank.labels ? &*rank.labels : nullptr, run.vocab))
@@ -112,21 +113,21 @@ void loadBatch(Rank &rank, int64_t index) {
 /// the mean loss of the micro-steps.
 double optimizerStep(Rank &rank, int64_t k) {
   Run &run = rank.run;
-  const program::Bindings &b = run.roles;
+  const program::Bindings &b = rank.entry.roles;
   rank.setArgument(b.step, double(k));
   double lossSum = 0;
   std::vector<void *> buffers;
   for (int64_t j = 0; j < run.microSteps; ++j) {
     rank.setArgument(b.apply, j + 1 == run.microSteps ? 1.0 : 0.0);
     rank.setArgument(b.gradScale, 1.0 / double(run.microSteps));
-    if (run.tokens)
+    if (run.tokens && (b.tokens || b.labels))
       loadBatch(rank, k * run.microSteps + j);
     buffers.clear();
     for (auto &buffer : rank.args)
       buffers.push_back(buffer.get());
     for (auto &buffer : rank.results)
       buffers.push_back(buffer.get());
-    tessel_entry(buffers.data());
+    rank.entry.function(buffers.data());
     completeSends(rank.ctx);
     if (b.loss)
       lossSum += rank.resultScalar(*b.loss);
@@ -150,34 +151,77 @@ void maybeFail(const Options &o, int64_t rank, int64_t k) {
   std::_Exit(3); // dies without a word to the others
 }
 
-/// Assembles the global results on rank 0 from every rank's blocks
-/// (`local(r)`).
+/// Point-to-point tags of the runtime's own messages to rank 0 (below
+/// MPI's guaranteed 32767): results by their index over all entries, and
+/// the loss report.
+constexpr int64_t kReportTag = 32000;
+
+/// Assembles every entry's global results on rank 0 from every rank's
+/// blocks (`local(r)`: this rank's block of its entry's result r): each
+/// rank sends its blocks to rank 0, which places them by position.
 template <typename Fn>
 void gatherResults(Rank &rank, Fn local) {
   Run &run = rank.run;
   Communicator &comm = rank.comm;
-  if (comm.rank() == 0 && run.final.empty())
-    for (const TensorInfo &info : run.entry->results)
-      run.final.emplace_back(info.dtype, info.globalShape);
-  for (auto [r, info] : llvm::enumerate(run.entry->results)) {
-    int64_t bytes = info.bytes();
-    if (bytes == 0) // an empty tensor: nothing to gather (and no buffer)
-      continue;
-    std::vector<uint8_t> all(comm.rank() == 0 ? bytes * comm.size() : 0);
-    comm.gatherToRoot(local(r), all.data(), bytes);
-    if (comm.rank() == 0)
-      for (int64_t source = 0; source < comm.size(); ++source)
-        program::placeBlock(all.data() + source * bytes, info, rank.mesh,
-                            run.positionOf(source), run.final[r]);
-  }
+  bool root = comm.rank() == 0;
+  if (root && run.final.empty())
+    for (const EntryRun &e : run.entries) {
+      run.final.emplace_back();
+      for (const TensorInfo &info : e.entry->results)
+        run.final.back().emplace_back(info.dtype, info.globalShape);
+    }
+  std::vector<Request> sends;
+  int64_t tag = 0;
+  for (auto [k, e] : llvm::enumerate(run.entries))
+    for (auto [r, info] : llvm::enumerate(e.entry->results)) {
+      int64_t bytes = info.bytes(), myTag = tag++;
+      if (bytes == 0) // an empty tensor: nothing to gather (and no buffer)
+        continue;
+      bool mine = &e == &rank.entry;
+      if (mine && !root)
+        sends.push_back(
+            comm.startSend(local(r), bytes, 0, myTag, comm.world()));
+      if (!root)
+        continue;
+      std::vector<uint8_t> block(bytes);
+      for (auto [position, source] : llvm::enumerate(e.mesh->ranks())) {
+        const uint8_t *from = block.data();
+        if (source == 0)
+          from = local(r);
+        else
+          comm.recv(block.data(), bytes, source, myTag, comm.world());
+        program::placeBlock(from, info, e.mesh->shape, int64_t(position),
+                            run.final[k][r]);
+      }
+    }
+  comm.waitAll(sends);
+}
+
+/// Rank 0 gets the loss and gradient norm of step k from the first rank of
+/// the entry that computes them (a pipeline's last stage).
+std::pair<double, double> reportedValues(Rank &rank, double loss) {
+  const EntryRun *reporter = rank.run.reporter();
+  if (!reporter)
+    return {0, 0};
+  int64_t source = reporter->mesh->ranks().front();
+  double values[2] = {loss, 0};
+  if (&rank.entry == reporter && reporter->roles.gradNorm)
+    values[1] = rank.resultScalar(*reporter->roles.gradNorm);
+  if (source != 0 && rank.comm.rank() == source)
+    rank.comm.send(values, sizeof(values), 0, kReportTag, rank.comm.world());
+  if (source != 0 && rank.comm.rank() == 0)
+    rank.comm.recv(values, sizeof(values), source, kReportTag,
+                   rank.comm.world());
+  return {values[0], values[1]};
 }
 
 void saveCheckpoint(Run &run, Communicator &comm, int64_t stepsDone) {
   if (comm.rank() == 0) {
     NamedTensors out;
-    for (auto [r, info] : llvm::enumerate(run.entry->results))
-      if (run.roles.feeds[r])
-        out.tensors.emplace_back(info.name, run.final[r]);
+    for (auto [k, e] : llvm::enumerate(run.entries))
+      for (auto [r, info] : llvm::enumerate(e.entry->results))
+        if (e.roles.feeds[r])
+          out.tensors.emplace_back(info.name, run.final[k][r]);
     if (llvm::Error err =
             writeCheckpoint(run.options.ckptDir, stepsDone, out, run.json))
       comm.fail(llvm::toString(std::move(err)));
@@ -189,21 +233,25 @@ void saveCheckpoint(Run &run, Communicator &comm, int64_t stepsDone) {
 }
 
 void printHeader(const Run &run, const Communicator &comm) {
-  const MeshShape &mesh = run.mesh->shape;
-  llvm::outs() << "tessel: @" << run.entry->name << " on " << comm.size()
-               << (comm.size() == 1 ? " rank" : " ranks") << " ("
-               << comm.backend() << "), mesh";
-  for (auto [axis, size] : llvm::zip(mesh.axisNames, mesh.axisSizes))
-    llvm::outs() << " " << axis << "=" << size;
-  if (mesh.axisNames.empty())
-    llvm::outs() << " none (one device)";
-  llvm::outs() << "\n";
-  if (!run.mesh->devices.empty()) {
-    llvm::outs() << "tessel: mesh positions 0.." << comm.size() - 1
-                 << " run on ranks";
-    for (int64_t r : run.mesh->devices)
-      llvm::outs() << " " << r;
+  for (const EntryRun &e : run.entries) {
+    const MeshShape &mesh = e.mesh->shape;
+    llvm::outs() << "tessel: @" << e.entry->name << " on "
+                 << (run.entries.size() == 1 ? comm.size()
+                                             : mesh.numDevices())
+                 << (mesh.numDevices() == 1 ? " rank" : " ranks") << " ("
+                 << comm.backend() << "), mesh";
+    for (auto [axis, size] : llvm::zip(mesh.axisNames, mesh.axisSizes))
+      llvm::outs() << " " << axis << "=" << size;
+    if (mesh.axisNames.empty())
+      llvm::outs() << " none (one device)";
     llvm::outs() << "\n";
+    if (!e.mesh->devices.empty()) {
+      llvm::outs() << "tessel: mesh positions 0.." << mesh.numDevices() - 1
+                   << " run on ranks";
+      for (int64_t r : e.mesh->devices)
+        llvm::outs() << " " << r;
+      llvm::outs() << "\n";
+    }
   }
 }
 
@@ -211,9 +259,10 @@ void printProgress(const Run &run, int64_t k, double loss, double gradNorm,
                    double ms) {
   llvm::outs() << "step " << k;
   // The loss of the whole (accumulated) batch: the micro-steps' mean.
-  if (run.roles.loss)
+  const EntryRun *reporter = run.reporter();
+  if (reporter && reporter->roles.loss)
     llvm::outs() << llvm::format(": loss %.6f", loss);
-  if (run.roles.gradNorm)
+  if (reporter && reporter->roles.gradNorm)
     llvm::outs() << llvm::format(", grad_norm %.6f", gradNorm);
   llvm::outs() << llvm::format(", %.1f ms/step", ms);
   if (run.tokensPerStep)
@@ -281,21 +330,20 @@ void stepLoop(Rank &rank) {
       ++stats.steps;
     }
     bool lastStep = k + 1 == o.steps;
-    if (rank.comm.rank() == 0 &&
-        ((k + 1) % o.printEvery == 0 || lastStep || k == run.firstStep)) {
+    if ((k + 1) % o.printEvery == 0 || lastStep || k == run.firstStep) {
+      auto [reportedLoss, gradNorm] = reportedValues(rank, loss);
       double seconds = std::chrono::duration<double>(now - last).count();
       double ms = 1000.0 * seconds / std::max<int64_t>(k + 1 - printed, 1);
       printed = k + 1;
       last = now;
-      printProgress(run, k, loss,
-                    run.roles.gradNorm ? rank.resultScalar(*run.roles.gradNorm)
-                                       : 0.0,
-                    ms);
+      if (rank.comm.rank() == 0)
+        printProgress(run, k, reportedLoss, gradNorm, ms);
     }
     // The step's results that feed arguments are now in `args`.
+    const program::Bindings &roles = rank.entry.roles;
     auto local = [&](size_t r) -> const uint8_t * {
-      return run.roles.feeds[r] ? rank.args[*run.roles.feeds[r]].get()
-                                : rank.results[r].get();
+      return roles.feeds[r] ? rank.args[*roles.feeds[r]].get()
+                            : rank.results[r].get();
     };
     bool save = !o.ckptDir.empty() &&
                 ((o.saveEvery > 0 && (k + 1) % o.saveEvery == 0) || lastStep);
@@ -326,22 +374,22 @@ void makeGroups(const program::Program &program, Communicator &comm,
 } // namespace
 
 int rt::runRank(Run &run, Communicator &comm) {
-  const MeshShape &mesh = run.mesh->shape;
-  if (comm.size() != mesh.numDevices())
+  if (comm.size() != run.worldSize)
     comm.fail("this program was compiled for " +
-              std::to_string(mesh.numDevices()) + " devices but runs on " +
+              std::to_string(run.worldSize) + " devices but runs on " +
               std::to_string(comm.size()) +
               " ranks; recompile it with another --mesh");
+  const EntryRun &entry = run.entryOf(comm.rank());
   RankContext ctx;
   ctx.comm = &comm;
   makeGroups(run.program, comm, ctx.groups);
-  int64_t position = run.positionOf(comm.rank());
+  int64_t position = entry.mesh->positionOf(comm.rank());
   ctx.tracing = !run.options.traceFile.empty();
   ctx.origin = run.origin;
   setCurrentRank(&ctx);
   if (comm.rank() == 0)
     printHeader(run, comm);
-  Rank rank{run, comm, ctx, mesh, position, {}, {}, {}, {}};
+  Rank rank{run, comm, ctx, entry, entry.mesh->shape, position, {}, {}, {}, {}};
   materialize(rank);
   stepLoop(rank);
   if (ctx.tracing)

@@ -48,13 +48,23 @@ struct ArgumentSource {
   uint64_t stream = 0;
 };
 
-struct Run {
-  Options options;
-  program::Program program;
+/// One entry point of the program, bound to the run's flags and files.
+struct EntryRun {
   const program::Entry *entry = nullptr;
   const program::MeshInfo *mesh = nullptr;
   program::Bindings roles;
   std::vector<ArgumentSource> sources; ///< per argument
+  /// The compiled function (tessel_entries[k] of runtime/Abi.h).
+  void (*function)(void **buffers) = nullptr;
+};
+
+struct Run {
+  Options options;
+  program::Program program;
+  /// Per entry of the description; each rank runs the one whose mesh has a
+  /// position for it (several for the stages of a pipeline).
+  std::vector<EntryRun> entries;
+  int64_t worldSize = 1;
   std::vector<std::unique_ptr<MappedSafeTensors>> files;
   /// Gradient accumulation (programs compiled with --accumulate): calls per
   /// optimizer step.
@@ -66,15 +76,18 @@ struct Run {
       std::chrono::steady_clock::now();
   std::vector<std::vector<TraceEvent>> traces; ///< per rank (threads)
   std::string json; ///< the program description, saved with checkpoints
-  std::vector<HostTensor> final; ///< global, per result (rank 0)
+  /// Global results per entry (rank 0), for --save and checkpoints.
+  std::vector<std::vector<HostTensor>> final;
 
-  /// The mesh position rank `rank` plays (the inverse of the device list).
-  int64_t positionOf(int64_t rank) const;
+  /// The entry `rank` runs.
+  const EntryRun &entryOf(int64_t rank) const;
+  /// The entry whose results include the loss (and grad norm), if any.
+  const EntryRun *reporter() const;
 };
 
 /// Binds the arguments of `run.program` (parsed and validated) to the files
 /// and flags of `run.options`; errors are the user's.
-llvm::Error prepareRun(Run &run);
+llvm::Error prepareRun(Run &run, llvm::ArrayRef<void (*)(void **)> functions);
 
 /// Runs the steps on one rank.
 int runRank(Run &run, Communicator &comm);

@@ -37,19 +37,22 @@ llvm::Error checkStored(const std::string &path,
 
 /// Every argument from its initialization, or from --init-from where the
 /// file has it.
-llvm::Error bindSources(Run &run) {
+llvm::Error bindSources(Run &run, EntryRun &e) {
   const Options &o = run.options;
   MappedSafeTensors *given = nullptr;
   if (!o.initFrom.empty()) {
-    llvm::Expected<MappedSafeTensors> file =
-        MappedSafeTensors::open(o.initFrom);
-    if (!file)
-      return file.takeError();
-    run.files.push_back(std::make_unique<MappedSafeTensors>(std::move(*file)));
-    given = run.files.back().get();
+    if (run.files.empty()) {
+      llvm::Expected<MappedSafeTensors> file =
+          MappedSafeTensors::open(o.initFrom);
+      if (!file)
+        return file.takeError();
+      run.files.push_back(
+          std::make_unique<MappedSafeTensors>(std::move(*file)));
+    }
+    given = run.files.front().get();
   }
-  for (const TensorInfo &info : run.entry->arguments) {
-    ArgumentSource &source = run.sources.emplace_back();
+  for (const TensorInfo &info : e.entry->arguments) {
+    ArgumentSource &source = e.sources.emplace_back();
     if (const SafeTensorsIndex::Entry *e =
             given ? given->index.find(info.name) : nullptr) {
       if (llvm::Error err = checkStored(o.initFrom, *e, info))
@@ -73,15 +76,21 @@ llvm::Error bindLearningRate(Run &run) {
   double lr = run.options.lr;
   if (lr == 0)
     return llvm::Error::success();
-  if (!run.roles.learningRate)
+  if (!(lr > 0))
+    return fail("--lr must be positive");
+  bool bound = false;
+  for (EntryRun &e : run.entries) {
+    if (!e.roles.learningRate)
+      continue;
+    ArgumentSource &source = e.sources[*e.roles.learningRate];
+    source.mapped = nullptr;
+    source.spec = InitSpec{InitSpec::Constant, lr, 0.0};
+    bound = true;
+  }
+  if (!bound)
     return fail("--lr: this program has its learning rate compiled in; "
                 "compile it with tessel-compile (which makes it an argument) "
                 "to set it at run time");
-  if (!(lr > 0))
-    return fail("--lr must be positive");
-  ArgumentSource &source = run.sources[*run.roles.learningRate];
-  source.mapped = nullptr;
-  source.spec = InitSpec{InitSpec::Constant, lr, 0.0};
   return llvm::Error::success();
 }
 
@@ -90,9 +99,12 @@ llvm::Error bindBatchSize(Run &run) {
   int64_t batch = run.options.batchSize;
   if (batch == 0)
     return llvm::Error::success();
-  const program::Bindings &b = run.roles;
+  if (run.entries.size() > 1)
+    return fail("--batch-size: this program's entries run its compiled "
+                "batch (several entries: their schedule is compiled in)");
+  const program::Bindings &b = run.entries[0].roles;
   std::optional<unsigned> data = b.tokens ? b.tokens : b.labels;
-  const auto &args = run.entry->arguments;
+  const auto &args = run.entries[0].entry->arguments;
   int64_t compiled = !data || args[*data].globalShape.empty()
                          ? -1
                          : args[*data].globalShape[0];
@@ -114,6 +126,26 @@ llvm::Error bindBatchSize(Run &run) {
   return llvm::Error::success();
 }
 
+/// Carried arguments of `e` from the checkpoint `file`.
+llvm::Error bindCarried(const MappedSafeTensors &file, EntryRun &e) {
+  for (std::optional<unsigned> a : e.roles.feeds) {
+    if (!a)
+      continue;
+    const TensorInfo &info = e.entry->arguments[*a];
+    const SafeTensorsIndex::Entry *stored = file.index.find(info.name);
+    if (!stored && info.role == Role::Accumulator)
+      continue; // a running gradient sum starts at zero
+    if (!stored)
+      return fail(file.path + ": tensor '" + info.name +
+                  "' is missing; this program needs it to resume (was the " +
+                  "checkpoint written with another model or optimizer?)");
+    if (llvm::Error err = checkStored(file.path, *stored, info))
+      return err;
+    e.sources[*a].mapped = file.bytesOf(*stored);
+  }
+  return llvm::Error::success();
+}
+
 /// --resume: carried arguments from the latest checkpoint.
 llvm::Error bindCheckpoint(Run &run) {
   const Options &o = run.options;
@@ -126,21 +158,9 @@ llvm::Error bindCheckpoint(Run &run) {
     return c.takeError();
   run.files.push_back(std::make_unique<MappedSafeTensors>(std::move(c->file)));
   const MappedSafeTensors &file = *run.files.back();
-  for (std::optional<unsigned> a : run.roles.feeds) {
-    if (!a)
-      continue;
-    const TensorInfo &info = run.entry->arguments[*a];
-    const SafeTensorsIndex::Entry *e = file.index.find(info.name);
-    if (!e && info.role == Role::Accumulator)
-      continue; // a running gradient sum starts at zero
-    if (!e)
-      return fail(file.path + ": tensor '" + info.name +
-                  "' is missing; this program needs it to resume (was the " +
-                  "checkpoint written with another model or optimizer?)");
-    if (llvm::Error err = checkStored(file.path, *e, info))
+  for (EntryRun &e : run.entries)
+    if (llvm::Error err = bindCarried(file, e))
       return err;
-    run.sources[*a].mapped = file.bytesOf(*e);
-  }
   run.firstStep = c->step;
   if (run.firstStep >= o.steps)
     return fail(file.path + " is after step " + llvm::Twine(run.firstStep) +
@@ -151,17 +171,23 @@ llvm::Error bindCheckpoint(Run &run) {
   return llvm::Error::success();
 }
 
-/// --data: the token file that fills the tokens and labels arguments.
+/// --data: the token file that fills the tokens and labels arguments (of
+/// whichever entries have them: a pipeline's first stage takes the tokens,
+/// its last the labels).
 llvm::Error bindData(Run &run) {
-  const program::Bindings &b = run.roles;
-  const auto &args = run.entry->arguments;
-  if (b.tokens)
-    run.tokensPerStep = numElements(args[*b.tokens].globalShape) *
-                        run.microSteps;
+  bool any = false;
+  for (const EntryRun &e : run.entries) {
+    const program::Bindings &b = e.roles;
+    if (b.tokens)
+      run.tokensPerStep =
+          numElements(e.entry->arguments[*b.tokens].globalShape) *
+          run.microSteps;
+    any |= b.tokens || b.labels;
+  }
   const Options &o = run.options;
   if (o.dataFile.empty())
     return llvm::Error::success();
-  if (!b.tokens && !b.labels)
+  if (!any)
     return fail("--data: the program has no tokens or labels argument "
                 "(input_ids, labels)");
   llvm::Expected<TokenFile> file =
@@ -171,35 +197,58 @@ llvm::Error bindData(Run &run) {
   run.tokens = std::move(*file);
   // The first batch now, so a file that is too short or holds tokens
   // outside the vocabulary fails before the ranks start.
-  std::optional<HostTensor> ids, labels;
-  if (b.tokens)
-    ids = HostTensor(args[*b.tokens].dtype, args[*b.tokens].globalShape);
-  if (b.labels)
-    labels = HostTensor(args[*b.labels].dtype, args[*b.labels].globalShape);
-  return run.tokens->batch(run.firstStep, ids ? &*ids : nullptr,
-                           labels ? &*labels : nullptr, run.vocab);
+  for (const EntryRun &e : run.entries) {
+    const program::Bindings &b = e.roles;
+    const auto &args = e.entry->arguments;
+    std::optional<HostTensor> ids, labels;
+    if (b.tokens)
+      ids = HostTensor(args[*b.tokens].dtype, args[*b.tokens].globalShape);
+    if (b.labels)
+      labels = HostTensor(args[*b.labels].dtype, args[*b.labels].globalShape);
+    if (llvm::Error err = run.tokens->batch(run.firstStep,
+                                            ids ? &*ids : nullptr,
+                                            labels ? &*labels : nullptr,
+                                            run.vocab))
+      return err;
+  }
+  return llvm::Error::success();
 }
 
 } // namespace
 
-int64_t Run::positionOf(int64_t rank) const {
-  const std::vector<int64_t> &devices = mesh->devices;
-  for (auto [position, r] : llvm::enumerate(devices))
-    if (r == rank)
-      return position;
-  return rank; // no device list: the identity
+const EntryRun &Run::entryOf(int64_t rank) const {
+  for (const EntryRun &e : entries)
+    if (e.mesh->positionOf(rank) >= 0)
+      return e;
+  return entries.front(); // validateProgram: every rank runs one entry
 }
 
-llvm::Error rt::prepareRun(Run &run) {
-  if (run.program.entries.size() != 1)
-    return fail("this program has " +
+const EntryRun *Run::reporter() const {
+  for (const EntryRun &e : entries)
+    if (e.roles.loss || e.roles.gradNorm)
+      return &e;
+  return nullptr;
+}
+
+llvm::Error rt::prepareRun(Run &run,
+                           llvm::ArrayRef<void (*)(void **)> functions) {
+  if (functions.size() != run.program.entries.size())
+    return fail("this program exports " + llvm::Twine(functions.size()) +
+                " entry points but describes " +
                 llvm::Twine(run.program.entries.size()) +
-                " entry points; this runtime runs programs of one");
-  run.entry = &run.program.entries.front();
-  run.mesh = run.program.findMesh(run.entry->mesh);
-  run.roles = program::bindRoles(*run.entry);
-  for (auto step : {bindSources, bindLearningRate, bindBatchSize,
-                    bindCheckpoint, bindData})
+                "; it is damaged");
+  run.worldSize = run.program.worldSize();
+  for (auto [k, entry] : llvm::enumerate(run.program.entries)) {
+    EntryRun &e = run.entries.emplace_back();
+    e.entry = &entry;
+    e.mesh = run.program.findMesh(entry.mesh);
+    e.roles = program::bindRoles(entry);
+    e.function = functions[k];
+  }
+  for (EntryRun &e : run.entries)
+    if (llvm::Error err = bindSources(run, e))
+      return err;
+  for (auto step : {bindLearningRate, bindBatchSize, bindCheckpoint, bindData})
     if (llvm::Error err = step(run))
       return err;
   return llvm::Error::success();

@@ -68,7 +68,11 @@ cl::opt<std::string> funcName("func",
                               cl::init("forward"), cl::cat(category));
 cl::opt<std::string> entry("entry",
                            cl::desc("Compile this function as it is, without "
-                                    "building a training step"),
+                                    "building a training step; several, "
+                                    "comma-separated, for programs whose "
+                                    "functions run on sub-meshes (pipeline "
+                                    "stages): each rank runs the one whose "
+                                    "mesh has it"),
                            cl::cat(category));
 cl::opt<std::string> target("target", cl::desc("Target: cpu"), cl::init("cpu"),
                             cl::cat(category));
@@ -204,9 +208,13 @@ int main(int argc, char **argv) {
   // The training step, then SPMD partitioning.
   std::string stepName =
       entry.empty() ? std::string("train_step") : entry.getValue();
-  bool hasStep = module->lookupSymbol<func::FuncOp>(stepName) != nullptr;
-  if (!entry.empty() && !hasStep)
-    return failWith(inputFile + " has no function @" + entry);
+  SmallVector<StringRef> stepNames;
+  StringRef(stepName).split(stepNames, ',', -1, false);
+  for (StringRef name : stepNames)
+    if (!entry.empty() && !module->lookupSymbol<func::FuncOp>(name.trim()))
+      return failWith(inputFile + " has no function @" + name.trim());
+  bool hasStep = !entry.empty() ||
+                 module->lookupSymbol<func::FuncOp>(stepName) != nullptr;
   std::string pipeline;
   if (!hasStep) {
     if (!module->lookupSymbol<func::FuncOp>(funcName))

@@ -15,7 +15,7 @@
 //    "meshes": [{"name": "mesh", "axes": ["dp", "tp"], "sizes": [2, 2],
 //                "devices": [0, 1, 2, 3]}],
 //    "groups": [{"mesh": "mesh", "axes": ["dp"]}, ...],
-//    "entries": [{"name": "train_step", "symbol": "tessel_entry",
+//    "entries": [{"name": "train_step", "symbol": "tessel_entry_0",
 //                 "mesh": "mesh", "groups": [0],
 //                 "arguments": [{"name": "wte.weight", "role": "parameter",
 //                                "dtype": "f32", "shape": [64, 128],
@@ -52,9 +52,10 @@ constexpr int64_t kProgramVersion = 3;
 
 /// Module attributes between `tessel-export-entry` and `tessel-emit-entry`
 /// (lib/Lowering/EntryPoint.cpp): the description (a JSON string) and the
-/// exported function with its buffer shapes.
+/// exported functions with their C symbols and buffer shapes (an array of
+/// {function, symbol, buffers} dictionaries).
 constexpr llvm::StringLiteral kProgramAttrName = "tessel.program";
-constexpr llvm::StringLiteral kEntryAttrName = "tessel.entry";
+constexpr llvm::StringLiteral kEntryAttrName = "tessel.entries";
 /// The module's communicator groups (an array of {mesh, axes}
 /// dictionaries) and, on each communicating op, its index in that list
 /// (tessel/lowering/CommGroups.h).
@@ -111,6 +112,11 @@ struct MeshInfo {
   MeshShape shape;
   /// The rank running each mesh position (row-major); empty: the identity.
   std::vector<int64_t> devices;
+
+  /// `devices`, or the identity.
+  std::vector<int64_t> ranks() const;
+  /// The position `rank` runs, or -1.
+  int64_t positionOf(int64_t rank) const;
 };
 
 /// A communicator group: the devices of a mesh that differ only in their
@@ -140,6 +146,8 @@ struct Program {
   rt::CpuTarget target; ///< empty for programs described before compilation
 
   const MeshInfo *findMesh(llvm::StringRef name) const;
+  /// The ranks a run needs: one more than the highest any entry runs on.
+  int64_t worldSize() const;
 };
 
 /// Parses and validates (`validateProgram`).
@@ -147,7 +155,7 @@ llvm::Expected<Program> parseProgram(llvm::StringRef json);
 std::string printProgram(const Program &program);
 /// Everything a reader relies on: the version, meshes (positive sizes,
 /// devices a permutation), groups over existing axes, each entry's mesh
-/// and groups, tensor shapes against their
+/// and groups, every rank running exactly one entry, tensor shapes against their
 /// global shapes and layouts, roles in their places, inits that parse, and
 /// carried results matching their arguments.
 llvm::Error validateProgram(const Program &program);

@@ -59,9 +59,12 @@ enum {
   TESSEL_RT_DESC_SHAPES = 4,
 };
 
-/* The entry point of a compiled program: one pointer per argument, then one
- * per result, each to a contiguous buffer of the local (per-device) type. */
+/* The entry points of a compiled program, tessel_entry_K for the
+ * description's entry K: void (void **buffers), one pointer per argument,
+ * then one per result, each to a contiguous buffer of the local
+ * (per-device) type. `tessel_entries` lists them in that order. */
 #define TESSEL_RT_ENTRY "tessel_entry"
+#define TESSEL_RT_ENTRIES "tessel_entries"
 /* A NUL-terminated JSON description of the program (see runtime/README.md). */
 #define TESSEL_RT_PROGRAM "tessel_program"
 
