@@ -3,6 +3,7 @@
 #include "tessel/dialects/tessel/TesselOps.h"
 #include "tessel/lowering/CommGroups.h"
 #include "tessel/lowering/Lowering.h"
+#include "tessel/lowering/Target.h"
 #include "tessel/passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -32,6 +33,13 @@ struct TesselLowerToLinalgPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    const Target *device = lookupTarget(target);
+    if (!device) {
+      module.emitError() << "unknown target '" << target
+                         << "'; the registered targets are: "
+                         << listTargets();
+      return signalPassFailure();
+    }
     // Collectives name their communicator group (tessel-export-entry has
     // numbered them when it ran first; this numbers the rest).
     assignCommGroups(module);
@@ -47,6 +55,7 @@ struct TesselLowerToLinalgPass
     target.addLegalOp<MeshOp>();
     RewritePatternSet patterns(&getContext());
     populateTesselToLinalgPatterns(patterns);
+    device->populateDevicePatterns(patterns);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
 
@@ -88,6 +97,11 @@ struct TesselLowerToLinalgPass
   static void replaceEmptyResults(ModuleOp module) {
     SmallVector<Operation *> empty;
     module.walk([&](Operation *op) {
+      // A send of nothing matches a receive of nothing, which goes too.
+      if (auto send = dyn_cast<SendOp>(op))
+        if (cast<RankedTensorType>(send.getInput().getType())
+                .getNumElements() == 0)
+          empty.push_back(op);
       if (!isa<TesselDialect>(op->getDialect()) || op->getNumResults() == 0)
         return;
       bool allEmpty = llvm::all_of(op->getResultTypes(), [](Type t) {

@@ -1,4 +1,4 @@
-//===- RuntimeCalls.cpp - dot_general to BLAS, collectives to libtessel_rt ===//
+//===- RuntimeCalls.cpp - the CPU target: BLAS and libtessel_rt calls -----===//
 //
 // Calls are made on tensors: each operand becomes a contiguous buffer
 // (bufferization.to_buffer, which one-shot bufferization resolves to the
@@ -414,7 +414,7 @@ struct AxisIndexLowering : OpRewritePattern<AxisIndexOp> {
 
 } // namespace
 
-void mlir::tessel::populateTesselRuntimeCallPatterns(
+void mlir::tessel::populateCpuDevicePatterns(
     RewritePatternSet &patterns) {
   patterns.add<DotGeneralLowering, AllReduceLowering, AllGatherLowering,
                ReduceScatterLowering, AllToAllLowering,

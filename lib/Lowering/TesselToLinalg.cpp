@@ -469,5 +469,4 @@ void mlir::tessel::populateTesselToLinalgPatterns(RewritePatternSet &patterns) {
            SliceLowering, ConcatenateLowering, PadLowering,
            ShardingConstraintLowering, ReduceLowering>(ctx);
   populateTesselNNToLinalgPatterns(patterns);
-  populateTesselRuntimeCallPatterns(patterns);
 }

@@ -14,6 +14,7 @@
 
 #include "tessel/dialects/tessel/TesselOps.h"
 #include "tessel/lowering/CpuTarget.h"
+#include "tessel/lowering/Target.h"
 #include "tessel/lowering/Lowering.h"
 #include "tessel/passes/Passes.h"
 #include "tessel/program/Describe.h"
@@ -74,7 +75,10 @@ cl::opt<std::string> entry("entry",
                                     "stages): each rank runs the one whose "
                                     "mesh has it"),
                            cl::cat(category));
-cl::opt<std::string> target("target", cl::desc("Target: cpu"), cl::init("cpu"),
+cl::opt<std::string> target("target",
+                            cl::desc("The backend (tessel/lowering/Target.h): "
+                                     "cpu"),
+                            cl::init("cpu"),
                             cl::cat(category));
 cl::opt<std::string> emit("emit",
                           cl::desc("Stop after: tessel (propagated), local "
@@ -141,10 +145,14 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "Compiles a tessel model into an executable "
                               "that trains it on a device mesh\n");
-  if (target != "cpu")
+  const mlir::tessel::Target *device = mlir::tessel::lookupTarget(target);
+  if (!device)
     return failWith("--target " + target +
-                    " is not available yet; the CPU "
-                    "backend is (--target cpu)");
+                    ": no such target; the registered targets are: " +
+                    mlir::tessel::listTargets());
+  if (target != "cpu")
+    return failWith("--target " + target + ": tessel-compile builds "
+                    "executables for the cpu target only so far");
   static const char *stages[] = {"tessel", "local", "linalg",
                                  "llvm",   "obj",   "exe"};
   if (!llvm::is_contained(stages, emit))
@@ -253,11 +261,14 @@ int main(int argc, char **argv) {
                         ->getAttrOfType<StringAttr>(tp::kProgramAttrName)
                         .getValue()
                  << "\n";
-  if (failed(runPipeline(*module, "tessel-lower-to-linalg", tm, root)))
+  if (failed(runPipeline(*module, "tessel-lower-to-linalg{target=" + target +
+                                      "}",
+                         tm, root)))
     return 1;
   if (emit == "linalg")
     return failed(writeModule(*module, outputFile));
-  if (failed(runPipeline(*module, "tessel-cpu-lowering,tessel-emit-entry", tm,
+  if (failed(runPipeline(*module,
+                         device->loweringPipeline + ",tessel-emit-entry", tm,
                          root)))
     return 1;
   llvm::LLVMContext llvmContext;

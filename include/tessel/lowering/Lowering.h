@@ -1,9 +1,11 @@
 //===- Lowering.h - tessel to linalg, LLVM and object code -------*- C++
 //-*-===//
 //
-// The CPU backend. `populateTesselToLinalgPatterns` rewrites every tessel op
-// of a per-device program into linalg / tensor / arith / math on tensors,
-// with matmuls and collectives as calls into libtessel_rt (runtime/Abi.h).
+// Lowering. `populateTesselToLinalgPatterns` rewrites every tessel op of a
+// per-device program but the device-specific ones into linalg / tensor /
+// arith / math on tensors, the same for every target; a target
+// (tessel/lowering/Target.h) lowers matmuls and communication. The CPU
+// target makes them calls into OpenBLAS and libtessel_rt (runtime/Abi.h).
 // `buildCpuLoweringPipeline` takes that to the LLVM dialect (fusion, one-shot
 // bufferization, loops, LLVM); `tessel-export-entry` and `tessel-emit-entry`
 // frame it with the runtime entry point and the program description, and
@@ -32,8 +34,10 @@ class TargetMachine;
 
 namespace mlir::tessel {
 
-/// Patterns that lower tessel ops to linalg/tensor/arith/math and runtime
-/// calls (element-wise ops, data movement, reductions, normalizations).
+/// Patterns that lower tessel ops to linalg/tensor/arith/math, for every
+/// target (element-wise ops, data movement, reductions, normalizations,
+/// indexing): all but dot_general, the collectives, send/recv and
+/// axis_index, which the target's patterns lower.
 void populateTesselToLinalgPatterns(RewritePatternSet &patterns);
 /// The part of the above for neural-network ops (softmax, norms,
 /// cross-entropy).
@@ -41,8 +45,9 @@ void populateTesselNNToLinalgPatterns(RewritePatternSet &patterns);
 /// The part for index-driven ops (gather, scatter_add, one_hot, cumsum,
 /// top_k, dropout_mask).
 void populateTesselIndexingToLinalgPatterns(RewritePatternSet &patterns);
-/// The part for dot_general (BLAS) and collectives (runtime).
-void populateTesselRuntimeCallPatterns(RewritePatternSet &patterns);
+/// The CPU target's patterns: dot_general to OpenBLAS (16-bit floats
+/// widened to f32), collectives, send/recv and axis_index to libtessel_rt.
+void populateCpuDevicePatterns(RewritePatternSet &patterns);
 
 /// Registers every dialect and interface the CPU pipeline needs.
 void registerCpuLoweringDialects(DialectRegistry &registry);

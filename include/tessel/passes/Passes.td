@@ -237,18 +237,24 @@ def TesselTrainStepPass : Pass<"tessel-train-step", "ModuleOp"> {
 }
 
 def TesselLowerToLinalgPass : Pass<"tessel-lower-to-linalg", "ModuleOp"> {
-  let summary = "Lowers per-device programs to linalg/tensor/arith/math and runtime calls";
+  let summary = "Lowers per-device programs to linalg/tensor/arith/math and the target's calls";
   let description = [{
-    The first step of the CPU backend. Every tessel op becomes linalg on
+    The first step of every backend. Every tessel op becomes linalg on
     tensors (element-wise ops, broadcasts and transposes as parallel
     linalg.generic ops that fuse), tensor view ops (reshape, slice,
     concatenate, pad), reductions and short sequences for softmax, the norms
-    and cross-entropy (statistics in f32 for 16-bit floats). dot_general
-    becomes a call to `tessel_rt_gemm_*` (OpenBLAS), collectives and
-    axis_index calls into libtessel_rt (runtime/Abi.h). Afterwards the
-    meshes and tessel attributes are dropped. send and recv have no CPU
-    lowering yet and are errors at their location.
+    and cross-entropy (statistics in f32 for 16-bit floats), the same for
+    every target. The target (tessel/lowering/Target.h) lowers the rest:
+    for `cpu`, dot_general becomes a call to `tessel_rt_gemm_*` (OpenBLAS),
+    collectives, send, recv and axis_index calls into libtessel_rt
+    (runtime/Abi.h) naming their communicator group. Afterwards the meshes
+    and tessel attributes are dropped.
   }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "The backend that lowers matmuls and communication (registered "
+           "in tessel/lowering/Target.h)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
