@@ -85,6 +85,7 @@ public:
 private:
   llvm::Error eval(Operation *op);
   llvm::Expected<HostTensor> evalTessel(Operation *op);
+  llvm::Expected<HostTensor> evalElementwise(Operation *op);
   llvm::Expected<HostTensor> evalCollective(Operation *op);
   const HostTensor &in(Value v) { return *values.lookup(v); }
   void set(Value v, HostTensor t) {
@@ -218,9 +219,6 @@ llvm::Expected<HostTensor> Evaluator::evalTessel(Operation *op) {
   if (!dt)
     return dt.takeError();
   auto shape = cast<RankedTensorType>(resultType).getShape();
-  auto unaryF = [&](Value x, double (*fn)(double)) {
-    return kernels::mapFloat(in(x), fn);
-  };
   using namespace kernels;
   return llvm::TypeSwitch<Operation *, llvm::Expected<HostTensor>>(op)
       .Case([&](ConstantOp c) -> llvm::Expected<HostTensor> {
@@ -245,6 +243,86 @@ llvm::Expected<HostTensor> Evaluator::evalTessel(Operation *op) {
       })
       .Case([&](IotaOp o) { return iota(*dt, shape, o.getDim()); })
       .Case([&](ShardingConstraintOp o) { return in(o.getInput()); })
+      .Case([&](BroadcastInDimOp o) {
+        return broadcastInDim(in(o.getInput()), shape, o.getDims());
+      })
+      .Case([&](ReshapeOp o) { return reshape(in(o.getInput()), shape); })
+      .Case([&](TransposeOp o) {
+        return transpose(in(o.getInput()), o.getPermutation());
+      })
+      .Case([&](SliceOp o) {
+        return slice(in(o.getInput()), o.getStart(), o.getLimit(),
+                     o.getStrides());
+      })
+      .Case([&](ConcatenateOp o) {
+        std::vector<const HostTensor *> xs;
+        for (Value v : o.getInputs())
+          xs.push_back(&in(v));
+        return concatenate(xs, o.getDim());
+      })
+      .Case([&](PadOp o) {
+        return pad(in(o.getInput()), o.getLow(), o.getHigh(),
+                   o.getValue().convertToDouble());
+      })
+      .Case([&](DotGeneralOp o) {
+        return dotGeneral(in(o.getLhs()), in(o.getRhs()),
+                          o.getLhsBatchingDims(), o.getRhsBatchingDims(),
+                          o.getLhsContractingDims(),
+                          o.getRhsContractingDims());
+      })
+      .Case([&](ReduceOp o) {
+        Reduction kind = Reduction::Sum;
+        switch (o.getKind()) {
+        case ReduceKind::sum: kind = Reduction::Sum; break;
+        case ReduceKind::max: kind = Reduction::Max; break;
+        case ReduceKind::min: kind = Reduction::Min; break;
+        case ReduceKind::mean: kind = Reduction::Mean; break;
+        }
+        return reduce(in(o.getInput()), o.getDims(), kind);
+      })
+      .Case([&](CumsumOp o) { return cumsum(in(o.getInput()), o.getDim()); })
+      .Case([&](SoftmaxOp o) { return softmax(in(o.getInput()), o.getDim()); })
+      .Case([&](LayerNormOp o) {
+        return layerNorm(in(o.getInput()), in(o.getScale()), &in(o.getBias()),
+                         o.getEpsilon().convertToDouble());
+      })
+      .Case([&](RmsNormOp o) {
+        return rmsNorm(in(o.getInput()), in(o.getScale()),
+                       o.getEpsilon().convertToDouble());
+      })
+      .Case([&](GatherOp o) {
+        return gather(in(o.getTable()), in(o.getIndices()), o.getAxis());
+      })
+      .Case([&](ScatterAddOp o) {
+        return scatterAdd(in(o.getBase()), in(o.getIndices()),
+                          in(o.getUpdates()), o.getAxis());
+      })
+      .Case([&](OneHotOp o) {
+        return oneHot(in(o.getIndices()), *dt, shape.back());
+      })
+      .Case([&](DropoutMaskOp o) {
+        return dropoutMask(in(o.getSeed()).i[0], *dt, shape,
+                           o.getRate().convertToDouble());
+      })
+      .Case([&](SoftmaxCrossEntropyOp o) {
+        return softmaxCrossEntropy(in(o.getLogits()), in(o.getLabels()),
+                                   o.getIgnoreIndex(),
+                                   static_cast<int>(o.getReduction()));
+      })
+      .Default([&](Operation *) { return evalElementwise(op); });
+}
+
+/// Element-wise ops: unary, binary, convert, compare and select.
+llvm::Expected<HostTensor> Evaluator::evalElementwise(Operation *op) {
+  Type resultType = op->getResult(0).getType();
+  llvm::Expected<DType> dt = dtypeOf(resultType);
+  if (!dt)
+    return dt.takeError();
+  auto unaryF = [&](Value x, double (*fn)(double)) {
+    return kernels::mapFloat(in(x), fn);
+  };
+  using namespace kernels;
+  return llvm::TypeSwitch<Operation *, llvm::Expected<HostTensor>>(op)
       .Case([&](NegOp o) {
         const HostTensor &x = in(o.getInput());
         return x.isFloat() ? mapFloat(x, [](double v) { return -v; })
@@ -377,72 +455,6 @@ llvm::Expected<HostTensor> Evaluator::evalTessel(Operation *op) {
       })
       .Case([&](SelectOp o) {
         return select(in(o.getPred()), in(o.getOnTrue()), in(o.getOnFalse()));
-      })
-      .Case([&](BroadcastInDimOp o) {
-        return broadcastInDim(in(o.getInput()), shape, o.getDims());
-      })
-      .Case([&](ReshapeOp o) { return reshape(in(o.getInput()), shape); })
-      .Case([&](TransposeOp o) {
-        return transpose(in(o.getInput()), o.getPermutation());
-      })
-      .Case([&](SliceOp o) {
-        return slice(in(o.getInput()), o.getStart(), o.getLimit(),
-                     o.getStrides());
-      })
-      .Case([&](ConcatenateOp o) {
-        std::vector<const HostTensor *> xs;
-        for (Value v : o.getInputs())
-          xs.push_back(&in(v));
-        return concatenate(xs, o.getDim());
-      })
-      .Case([&](PadOp o) {
-        return pad(in(o.getInput()), o.getLow(), o.getHigh(),
-                   o.getValue().convertToDouble());
-      })
-      .Case([&](DotGeneralOp o) {
-        return dotGeneral(in(o.getLhs()), in(o.getRhs()),
-                          o.getLhsBatchingDims(), o.getRhsBatchingDims(),
-                          o.getLhsContractingDims(),
-                          o.getRhsContractingDims());
-      })
-      .Case([&](ReduceOp o) {
-        Reduction kind = Reduction::Sum;
-        switch (o.getKind()) {
-        case ReduceKind::sum: kind = Reduction::Sum; break;
-        case ReduceKind::max: kind = Reduction::Max; break;
-        case ReduceKind::min: kind = Reduction::Min; break;
-        case ReduceKind::mean: kind = Reduction::Mean; break;
-        }
-        return reduce(in(o.getInput()), o.getDims(), kind);
-      })
-      .Case([&](CumsumOp o) { return cumsum(in(o.getInput()), o.getDim()); })
-      .Case([&](SoftmaxOp o) { return softmax(in(o.getInput()), o.getDim()); })
-      .Case([&](LayerNormOp o) {
-        return layerNorm(in(o.getInput()), in(o.getScale()), &in(o.getBias()),
-                         o.getEpsilon().convertToDouble());
-      })
-      .Case([&](RmsNormOp o) {
-        return rmsNorm(in(o.getInput()), in(o.getScale()),
-                       o.getEpsilon().convertToDouble());
-      })
-      .Case([&](GatherOp o) {
-        return gather(in(o.getTable()), in(o.getIndices()), o.getAxis());
-      })
-      .Case([&](ScatterAddOp o) {
-        return scatterAdd(in(o.getBase()), in(o.getIndices()),
-                          in(o.getUpdates()), o.getAxis());
-      })
-      .Case([&](OneHotOp o) {
-        return oneHot(in(o.getIndices()), *dt, shape.back());
-      })
-      .Case([&](DropoutMaskOp o) {
-        return dropoutMask(in(o.getSeed()).i[0], *dt, shape,
-                           o.getRate().convertToDouble());
-      })
-      .Case([&](SoftmaxCrossEntropyOp o) {
-        return softmaxCrossEntropy(in(o.getLogits()), in(o.getLabels()),
-                                   o.getIgnoreIndex(),
-                                   static_cast<int>(o.getReduction()));
       })
       .Default([&](Operation *) { return evalCollective(op); });
 }
