@@ -86,6 +86,7 @@ private:
   llvm::Error eval(Operation *op);
   llvm::Expected<HostTensor> evalTessel(Operation *op);
   llvm::Expected<HostTensor> evalElementwise(Operation *op);
+  llvm::Expected<HostTensor> evalUnary(Operation *op);
   llvm::Expected<HostTensor> evalCollective(Operation *op);
   const HostTensor &in(Value v) { return *values.lookup(v); }
   void set(Value v, HostTensor t) {
@@ -312,66 +313,14 @@ llvm::Expected<HostTensor> Evaluator::evalTessel(Operation *op) {
       .Default([&](Operation *) { return evalElementwise(op); });
 }
 
-/// Element-wise ops: unary, binary, convert, compare and select.
+/// Element-wise ops: binary, convert, compare and select.
 llvm::Expected<HostTensor> Evaluator::evalElementwise(Operation *op) {
   Type resultType = op->getResult(0).getType();
   llvm::Expected<DType> dt = dtypeOf(resultType);
   if (!dt)
     return dt.takeError();
-  auto unaryF = [&](Value x, double (*fn)(double)) {
-    return kernels::mapFloat(in(x), fn);
-  };
   using namespace kernels;
   return llvm::TypeSwitch<Operation *, llvm::Expected<HostTensor>>(op)
-      .Case([&](NegOp o) {
-        const HostTensor &x = in(o.getInput());
-        return x.isFloat() ? mapFloat(x, [](double v) { return -v; })
-                           : mapInt(x, [](int64_t v) { return -v; });
-      })
-      .Case([&](AbsOp o) {
-        const HostTensor &x = in(o.getInput());
-        return x.isFloat()
-                   ? mapFloat(x, [](double v) { return std::fabs(v); })
-                   : mapInt(x, [](int64_t v) { return v < 0 ? -v : v; });
-      })
-      .Case([&](ReluOp o) {
-        const HostTensor &x = in(o.getInput());
-        return x.isFloat()
-                   ? mapFloat(x,
-                              [](double v) {
-                                return std::isnan(v) || v > 0 ? v : 0.0;
-                              })
-                   : mapInt(x, [](int64_t v) { return v > 0 ? v : 0; });
-      })
-      .Case([&](ExpOp o) { return unaryF(o.getInput(), std::exp); })
-      .Case([&](LogOp o) { return unaryF(o.getInput(), std::log); })
-      .Case([&](SqrtOp o) { return unaryF(o.getInput(), std::sqrt); })
-      .Case([&](RsqrtOp o) {
-        return mapFloat(in(o.getInput()),
-                        [](double v) { return 1.0 / std::sqrt(v); });
-      })
-      .Case([&](TanhOp o) { return unaryF(o.getInput(), std::tanh); })
-      .Case([&](LogisticOp o) {
-        return mapFloat(in(o.getInput()),
-                        [](double v) { return 1.0 / (1.0 + std::exp(-v)); });
-      })
-      .Case([&](SiluOp o) {
-        return mapFloat(in(o.getInput()),
-                        [](double v) { return v / (1.0 + std::exp(-v)); });
-      })
-      .Case([&](SinOp o) { return unaryF(o.getInput(), std::sin); })
-      .Case([&](CosOp o) { return unaryF(o.getInput(), std::cos); })
-      .Case([&](GeluOp o) {
-        if (o.getApproximation() == GeluApproximation::tanh)
-          return mapFloat(in(o.getInput()), [](double v) {
-            return 0.5 * v *
-                   (1.0 + std::tanh(std::sqrt(2.0 / M_PI) *
-                                    (v + 0.044715 * v * v * v)));
-          });
-        return mapFloat(in(o.getInput()), [](double v) {
-          return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
-        });
-      })
       .Case([&](ConvertOp o) { return convert(in(o.getInput()), *dt); })
       .Case([&](AddOp o) {
         const HostTensor &x = in(o.getLhs()), &y = in(o.getRhs());
@@ -455,6 +404,65 @@ llvm::Expected<HostTensor> Evaluator::evalElementwise(Operation *op) {
       })
       .Case([&](SelectOp o) {
         return select(in(o.getPred()), in(o.getOnTrue()), in(o.getOnFalse()));
+      })
+      .Default([&](Operation *) { return evalUnary(op); });
+}
+
+/// Element-wise unary math.
+llvm::Expected<HostTensor> Evaluator::evalUnary(Operation *op) {
+  auto unaryF = [&](Value x, double (*fn)(double)) {
+    return kernels::mapFloat(in(x), fn);
+  };
+  using namespace kernels;
+  return llvm::TypeSwitch<Operation *, llvm::Expected<HostTensor>>(op)
+      .Case([&](NegOp o) {
+        const HostTensor &x = in(o.getInput());
+        return x.isFloat() ? mapFloat(x, [](double v) { return -v; })
+                           : mapInt(x, [](int64_t v) { return -v; });
+      })
+      .Case([&](AbsOp o) {
+        const HostTensor &x = in(o.getInput());
+        return x.isFloat()
+                   ? mapFloat(x, [](double v) { return std::fabs(v); })
+                   : mapInt(x, [](int64_t v) { return v < 0 ? -v : v; });
+      })
+      .Case([&](ReluOp o) {
+        const HostTensor &x = in(o.getInput());
+        return x.isFloat()
+                   ? mapFloat(x,
+                              [](double v) {
+                                return std::isnan(v) || v > 0 ? v : 0.0;
+                              })
+                   : mapInt(x, [](int64_t v) { return v > 0 ? v : 0; });
+      })
+      .Case([&](ExpOp o) { return unaryF(o.getInput(), std::exp); })
+      .Case([&](LogOp o) { return unaryF(o.getInput(), std::log); })
+      .Case([&](SqrtOp o) { return unaryF(o.getInput(), std::sqrt); })
+      .Case([&](RsqrtOp o) {
+        return mapFloat(in(o.getInput()),
+                        [](double v) { return 1.0 / std::sqrt(v); });
+      })
+      .Case([&](TanhOp o) { return unaryF(o.getInput(), std::tanh); })
+      .Case([&](LogisticOp o) {
+        return mapFloat(in(o.getInput()),
+                        [](double v) { return 1.0 / (1.0 + std::exp(-v)); });
+      })
+      .Case([&](SiluOp o) {
+        return mapFloat(in(o.getInput()),
+                        [](double v) { return v / (1.0 + std::exp(-v)); });
+      })
+      .Case([&](SinOp o) { return unaryF(o.getInput(), std::sin); })
+      .Case([&](CosOp o) { return unaryF(o.getInput(), std::cos); })
+      .Case([&](GeluOp o) {
+        if (o.getApproximation() == GeluApproximation::tanh)
+          return mapFloat(in(o.getInput()), [](double v) {
+            return 0.5 * v *
+                   (1.0 + std::tanh(std::sqrt(2.0 / M_PI) *
+                                    (v + 0.044715 * v * v * v)));
+          });
+        return mapFloat(in(o.getInput()), [](double v) {
+          return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+        });
       })
       .Default([&](Operation *) { return evalCollective(op); });
 }
