@@ -12,55 +12,17 @@ using namespace mlir::tessel;
 using namespace ::tessel;
 using namespace ::tessel::interp;
 namespace ti = ::tessel::interp;
+using ::tessel::program::argName;
+using ::tessel::program::dtypeOf;
+using ::tessel::program::globalArgType;
+using ::tessel::program::globalResultType;
+using ::tessel::program::initSpecFor;
+using ::tessel::program::resultName;
+using ::tessel::program::spmdMesh;
 
 static llvm::Error fail(const Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  message.str());
-}
-
-std::string ti::argName(func::FuncOp func, unsigned index) {
-  if (auto name = func.getArgAttrOfType<StringAttr>(
-          index, TesselDialect::kNameAttrName))
-    return name.getValue().str();
-  return "arg" + std::to_string(index);
-}
-
-std::string ti::resultName(func::FuncOp func, unsigned index) {
-  if (auto name = func.getResultAttrOfType<StringAttr>(
-          index, TesselDialect::kNameAttrName))
-    return name.getValue().str();
-  return "result" + std::to_string(index);
-}
-
-llvm::Expected<InitSpec> ti::initSpecFor(func::FuncOp func,
-                                             unsigned index) {
-  if (auto spec = func.getArgAttrOfType<StringAttr>(index, "tessel.init"))
-    return parseInitSpec(spec.getValue());
-  RankedTensorType type = globalArgType(func, index);
-  llvm::Expected<DType> dt = dtypeOf(type);
-  if (!dt)
-    return dt.takeError();
-  InitSpec spec;
-  if (isFloat(*dt)) {
-    spec.kind = InitSpec::Normal;
-    spec.a = 1.0;
-  } else if (*dt == DType::I1) {
-    spec.kind = InitSpec::Bernoulli;
-    spec.a = 0.5;
-  } else {
-    int64_t bound = -1;
-    if (!func.isExternal())
-      bound = indexedRange(func.getArgument(index), [&](Value v) {
-        if (auto arg = dyn_cast<BlockArgument>(v);
-            arg && arg.getOwner()->getParentOp() == func)
-          return ti::globalArgType(func, arg.getArgNumber());
-        return RankedTensorType();
-      });
-    spec.kind = InitSpec::IntRange;
-    spec.a = 0;
-    spec.b = bound > 0 ? bound : 16;
-  }
-  return spec;
 }
 
 llvm::Expected<std::vector<HostTensor>>

@@ -17,30 +17,15 @@ using namespace mlir::tessel;
 using namespace ::tessel;
 using namespace ::tessel::interp;
 namespace ti = ::tessel::interp;
+using ::tessel::program::argName;
+using ::tessel::program::dtypeOf;
+using ::tessel::program::globalArgType;
+using ::tessel::program::globalResultType;
+using ::tessel::program::initSpecFor;
+using ::tessel::program::resultName;
+using ::tessel::program::spmdMesh;
 using ::tessel::kernels::Reduction;
 
-llvm::Expected<DType> ti::dtypeOf(Type type) {
-  if (auto tensor = dyn_cast<RankedTensorType>(type))
-    type = tensor.getElementType();
-  if (type.isF16())
-    return DType::F16;
-  if (type.isBF16())
-    return DType::BF16;
-  if (type.isF32())
-    return DType::F32;
-  if (type.isF64())
-    return DType::F64;
-  if (type.isInteger(1))
-    return DType::I1;
-  if (type.isInteger(32))
-    return DType::I32;
-  if (type.isInteger(64))
-    return DType::I64;
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "tessel-interp has no element type for " << type;
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), os.str());
-}
 
 namespace {
 

@@ -15,6 +15,13 @@ using namespace mlir::tessel;
 using namespace ::tessel;
 using namespace ::tessel::interp;
 namespace ti = ::tessel::interp;
+using ::tessel::program::argName;
+using ::tessel::program::dtypeOf;
+using ::tessel::program::globalArgType;
+using ::tessel::program::globalResultType;
+using ::tessel::program::initSpecFor;
+using ::tessel::program::resultName;
+using ::tessel::program::spmdMesh;
 
 static std::string num(double v) {
   char buffer[32];
@@ -26,19 +33,6 @@ static llvm::Error fail(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-FailureOr<MeshShape> ti::spmdMesh(func::FuncOp func) {
-  auto ref = func->getAttrOfType<FlatSymbolRefAttr>("tessel.spmd");
-  if (!ref)
-    return failure();
-  MeshOp mesh = lookupMesh(func, ref);
-  if (!mesh)
-    return failure();
-  MeshShape shape;
-  for (Attribute name : mesh.getAxisNames())
-    shape.axisNames.push_back(cast<StringAttr>(name).getValue().str());
-  llvm::append_range(shape.axisSizes, mesh.getAxisSizes());
-  return shape;
-}
 
 /// The axes of each dimension of `sharding` (empty when unsharded).
 static std::vector<std::vector<std::string>> dimAxes(ShardingAttr sharding,
@@ -50,34 +44,6 @@ static std::vector<std::vector<std::string>> dimAxes(ShardingAttr sharding,
     for (StringAttr axis : dim.getAxes())
       out[d].push_back(axis.getValue().str());
   return out;
-}
-
-static RankedTensorType globalType(func::FuncOp func, DictionaryAttr attrs,
-                                   Type localType) {
-  auto local = cast<RankedTensorType>(localType);
-  if (attrs)
-    if (auto global = attrs.getAs<TypeAttr>("tessel.global_type"))
-      return cast<RankedTensorType>(global.getValue());
-  FailureOr<MeshShape> mesh = spmdMesh(func);
-  ShardingAttr sharding =
-      attrs ? attrs.getAs<ShardingAttr>(TesselDialect::kShardingAttrName)
-            : ShardingAttr();
-  if (failed(mesh) || !sharding)
-    return local;
-  SmallVector<int64_t> shape(local.getShape());
-  for (auto [d, axes] : llvm::enumerate(dimAxes(sharding, local.getRank())))
-    shape[d] *= mesh->groupSize(axes);
-  return local.clone(shape);
-}
-
-RankedTensorType ti::globalArgType(func::FuncOp func, unsigned index) {
-  return globalType(func, func.getArgAttrDict(index),
-                    func.getArgumentTypes()[index]);
-}
-
-RankedTensorType ti::globalResultType(func::FuncOp func, unsigned index) {
-  return globalType(func, func.getResultAttrDict(index),
-                    func.getResultTypes()[index]);
 }
 
 /// Checks that `local` is the block of `global` its sharding implies: each

@@ -2,13 +2,11 @@
 
 #include "tessel/program/Describe.h"
 #include "tessel/dialects/tessel/TesselOps.h"
-#include "tessel/interpreter/Inputs.h"
-#include "tessel/interpreter/Interpreter.h"
+#include "tessel/program/Signature.h"
 
 using namespace mlir;
 using namespace mlir::tessel;
 namespace tp = ::tessel::program;
-namespace ti = ::tessel::interp;
 
 namespace {
 
@@ -28,9 +26,9 @@ bool isIntegerScalar(Type type) {
 
 /// The naming convention of hand-written functions (docs/running.md).
 tp::Role conventionalArgumentRole(func::FuncOp func, unsigned index) {
-  std::string name = ti::argName(func, index);
+  std::string name = tp::argName(func, index);
   for (unsigned r = 0; r < func.getNumResults(); ++r)
-    if (ti::resultName(func, r) == name &&
+    if (tp::resultName(func, r) == name &&
         !explicitRole(func.getResultAttrDict(r)))
       return StringRef(name).contains(".accum.") ? tp::Role::Accumulator
                                                  : tp::Role::State;
@@ -61,9 +59,9 @@ tp::Role tp::argumentRole(func::FuncOp func, unsigned index) {
 tp::Role tp::resultRole(func::FuncOp func, unsigned index) {
   if (std::optional<Role> role = explicitRole(func.getResultAttrDict(index)))
     return *role;
-  std::string name = ti::resultName(func, index);
+  std::string name = tp::resultName(func, index);
   for (unsigned a = 0; a < func.getNumArguments(); ++a)
-    if (ti::argName(func, a) == name &&
+    if (tp::argName(func, a) == name &&
         !explicitRole(func.getArgAttrDict(a)))
       return conventionalArgumentRole(func, a);
   if (name == "loss")
@@ -120,7 +118,7 @@ FailureOr<tp::TensorInfo> describeTensor(func::FuncOp func, Type type,
   if (!local)
     return func.emitError() << "argument or result '" << name
                             << "' is not a ranked tensor";
-  llvm::Expected<::tessel::DType> dtype = ti::dtypeOf(local.getElementType());
+  llvm::Expected<::tessel::DType> dtype = tp::dtypeOf(local.getElementType());
   if (!dtype) {
     llvm::consumeError(dtype.takeError());
     return func.emitError()
@@ -147,11 +145,11 @@ FailureOr<tp::Entry> tp::describeEntry(func::FuncOp func, StringRef symbol) {
   entry.mesh = describeMesh(func).name;
   for (unsigned a = 0; a < func.getNumArguments(); ++a) {
     FailureOr<TensorInfo> info = describeTensor(
-        func, func.getArgumentTypes()[a], ti::globalArgType(func, a),
-        func.getArgAttrDict(a), ti::argName(func, a), argumentRole(func, a));
+        func, func.getArgumentTypes()[a], tp::globalArgType(func, a),
+        func.getArgAttrDict(a), tp::argName(func, a), argumentRole(func, a));
     if (failed(info))
       return failure();
-    llvm::Expected<::tessel::InitSpec> spec = ti::initSpecFor(func, a);
+    llvm::Expected<::tessel::InitSpec> spec = tp::initSpecFor(func, a);
     if (!spec)
       return func.emitError() << "argument '" << info->name
                               << "': " << llvm::toString(spec.takeError());
@@ -160,8 +158,8 @@ FailureOr<tp::Entry> tp::describeEntry(func::FuncOp func, StringRef symbol) {
   }
   for (unsigned r = 0; r < func.getNumResults(); ++r) {
     FailureOr<TensorInfo> info = describeTensor(
-        func, func.getResultTypes()[r], ti::globalResultType(func, r),
-        func.getResultAttrDict(r), ti::resultName(func, r),
+        func, func.getResultTypes()[r], tp::globalResultType(func, r),
+        func.getResultAttrDict(r), tp::resultName(func, r),
         resultRole(func, r));
     if (failed(info))
       return failure();

@@ -212,7 +212,7 @@ runTogether(ModuleOp module, const std::optional<NamedTensors> &given) {
     auto func = module.lookupSymbol<func::FuncOp>(name.trim());
     if (!func)
       return fail("no function @" + name.trim() + " in " + inputFile);
-    if (failed(ti::spmdMesh(func)))
+    if (failed(tp::spmdMesh(func)))
       return fail("@" + name.trim() + " is not a tessel.spmd function; "
                   "functions run together must each run on a mesh");
     llvm::Expected<std::vector<HostTensor>> inputs =
@@ -229,7 +229,7 @@ runTogether(ModuleOp module, const std::optional<NamedTensors> &given) {
   std::map<std::string, std::string> owner;
   for (auto [k, func] : llvm::enumerate(funcs))
     for (auto [r, t] : llvm::enumerate((*outputs)[k])) {
-      std::string name = ti::resultName(func, r);
+      std::string name = tp::resultName(func, r);
       auto [it, fresh] = owner.emplace(name, func.getSymName().str());
       if (!fresh)
         return fail("@" + it->second + " and @" + func.getSymName() +
@@ -321,7 +321,7 @@ int main(int argc, char **argv) {
         continue;
       (role == tp::Role::Labels ? labelsArg : idsArg) = a;
       // The vocabulary, from the ids' int:0:V initialization.
-      if (llvm::Expected<InitSpec> spec = ti::initSpecFor(func, a)) {
+      if (llvm::Expected<InitSpec> spec = tp::initSpecFor(func, a)) {
         if (spec->kind == InitSpec::IntRange)
           vocab = vocab ? std::min<int64_t>(vocab, spec->b) : spec->b;
       } else {
@@ -339,7 +339,7 @@ int main(int argc, char **argv) {
                          labelsArg ? &(*inputs)[*labelsArg] : nullptr, vocab);
   };
 
-  bool spmd = succeeded(ti::spmdMesh(func));
+  bool spmd = succeeded(tp::spmdMesh(func));
   auto runOnce = [&](std::vector<HostTensor> args) {
     return spmd ? ti::runSpmd(func, args) : ti::runFunction(func, std::move(args));
   };
@@ -355,7 +355,7 @@ int main(int argc, char **argv) {
     for (unsigned a = 0; a < func.getNumArguments(); ++a) {
       tp::Role role = tp::argumentRole(func, a);
       if (tp::isCarried(role))
-        carried[{role, ti::argName(func, a)}] = a;
+        carried[{role, tp::argName(func, a)}] = a;
       if (role == tp::Role::Step)
         stepArg = a;
     }
@@ -367,7 +367,7 @@ int main(int argc, char **argv) {
         lossResult = r;
       else if (role == tp::Role::GradNorm)
         normResult = r;
-      auto it = carried.find({role, ti::resultName(func, r)});
+      auto it = carried.find({role, tp::resultName(func, r)});
       if (it != carried.end())
         feedback.push_back({r, it->second});
     }
@@ -402,7 +402,7 @@ int main(int argc, char **argv) {
         // differently from the old one, but its global type is the same.
         HostTensor &out = (*outputs)[r];
         if (out.dtype != (*inputs)[a].dtype || out.shape != (*inputs)[a].shape)
-          return failWith("--train-steps: result '" + ti::resultName(func, r) +
+          return failWith("--train-steps: result '" + tp::resultName(func, r) +
                           "' is " + out.typeString() + " but the argument " +
                           "it feeds is " + (*inputs)[a].typeString());
         (*inputs)[a] = out;
@@ -414,6 +414,6 @@ int main(int argc, char **argv) {
 
   NamedTensors saved;
   for (auto [r, t] : llvm::enumerate(*outputs))
-    saved.tensors.emplace_back(ti::resultName(func, r), std::move(t));
+    saved.tensors.emplace_back(tp::resultName(func, r), std::move(t));
   return finish(std::move(saved));
 }

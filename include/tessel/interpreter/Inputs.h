@@ -5,7 +5,8 @@
 // index), computed on its global shape, so the unpartitioned and the
 // partitioned program receive identical global inputs.
 //
-// The distribution is the argument's `tessel.init` when present. Otherwise:
+// The distribution is the argument's `tessel.init` when present
+// (program::initSpecFor, tessel/program/Signature.h). Otherwise:
 //   * float: normal:1;
 //   * integer used as gather/scatter indices, cross-entropy labels or
 //     one_hot input: int:0:N with N the size indexed (smallest over uses);
@@ -18,18 +19,13 @@
 #ifndef TESSEL_INTERPRETER_INPUTS_H
 #define TESSEL_INTERPRETER_INPUTS_H
 
+#include "tessel/program/Signature.h"
 #include "tessel/support/Random.h"
 #include "tessel/support/SafeTensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace tessel::interp {
-
-std::string argName(mlir::func::FuncOp func, unsigned index);
-std::string resultName(mlir::func::FuncOp func, unsigned index);
-
-/// The init spec of argument `index` (see above).
-llvm::Expected<InitSpec> initSpecFor(mlir::func::FuncOp func, unsigned index);
 
 /// Global inputs for `func`: from `given` where it has the argument's name
 /// (checked against the argument's global type), else generated from `seed`.

@@ -18,6 +18,7 @@
 #ifndef TESSEL_INTERPRETER_INTERPRETER_H
 #define TESSEL_INTERPRETER_INTERPRETER_H
 
+#include "tessel/program/Signature.h"
 #include "tessel/support/HostTensor.h"
 #include "tessel/support/Mesh.h"
 
@@ -53,17 +54,11 @@ struct RankContext {
   Communicator *comm = nullptr;
 };
 
-/// The element type of a tensor type, or failure if Tessel has none for it.
-llvm::Expected<DType> dtypeOf(mlir::Type type);
-
 /// Runs `func` once on `args` (local tensors when `rank` is given). Errors
 /// name the op and its location.
 llvm::Expected<std::vector<HostTensor>>
 runFunction(mlir::func::FuncOp func, std::vector<HostTensor> args,
             const RankContext *rank = nullptr);
-
-/// The mesh a `tessel.spmd` function runs on, or null if it is not one.
-mlir::FailureOr<MeshShape> spmdMesh(mlir::func::FuncOp func);
 
 /// Runs an SPMD function on every device: slices each global input by its
 /// argument's sharding, runs the ranks as threads, reassembles each global
@@ -77,12 +72,6 @@ runSpmd(mlir::func::FuncOp func, const std::vector<HostTensor> &globalArgs);
 llvm::Expected<std::vector<std::vector<HostTensor>>>
 runMpmd(llvm::ArrayRef<mlir::func::FuncOp> funcs,
         const std::vector<std::vector<HostTensor>> &globalArgs);
-
-/// The global type of argument/result `index` of `func` (from
-/// `tessel.global_type`, else the local type times the sharded axes).
-mlir::RankedTensorType globalArgType(mlir::func::FuncOp func, unsigned index);
-mlir::RankedTensorType globalResultType(mlir::func::FuncOp func,
-                                        unsigned index);
 
 } // namespace tessel::interp
 
