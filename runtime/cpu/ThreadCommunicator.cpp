@@ -14,7 +14,7 @@
 // members may wait for their operations in different orders.
 //
 // Point-to-point: a send copies its bytes into the receiver's mailbox
-// (keyed by sender, receiver and tag) and completes at once; a receive
+// (keyed by group, sender, receiver and tag) and completes at once; a receive
 // completes when its message is there.
 //
 //===----------------------------------------------------------------------===//
@@ -57,7 +57,9 @@ struct Slot {
 };
 
 using SlotKey = std::tuple<int64_t, int64_t, int64_t>; ///< group key, number
-using MailKey = std::tuple<int64_t, int64_t, int64_t>; ///< from, to, tag
+/// (group split number, colour, from, to, tag): messages match within
+/// their group, as MPI's within their communicator.
+using MailKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>;
 
 /// One member's share of a phase, given every member's buffers.
 using Phase = std::function<void(const std::vector<const void *> &ins,
@@ -215,7 +217,9 @@ public:
                     const Group &g) override {
     const char *p = static_cast<const char *>(in);
     std::lock_guard<std::mutex> lock(shared.mutex);
-    shared.mailboxes[{me, peerRank(g, peer), tag}].emplace_back(p, p + bytes);
+    auto key = groupKey(g);
+    shared.mailboxes[{key.first, key.second, me, peerRank(g, peer), tag}]
+        .emplace_back(p, p + bytes);
     shared.changed.notify_all();
     return Request();
   }
@@ -224,7 +228,8 @@ public:
                     const Group &g) override {
     auto op = std::make_shared<ThreadOperation>();
     op->isRecv = true;
-    op->mail = {peerRank(g, peer), me, tag};
+    auto key = groupKey(g);
+    op->mail = {key.first, key.second, peerRank(g, peer), me, tag};
     op->out = out;
     op->bytes = bytes;
     std::lock_guard<std::mutex> lock(shared.mutex);
@@ -288,6 +293,13 @@ private:
     return v;
   }
 
+  std::pair<int64_t, int64_t> groupKey(const Group &g) {
+    auto *group = dynamic_cast<const ThreadGroup *>(&g);
+    if (!group)
+      fail("internal error: a group of another backend");
+    return group->key;
+  }
+
   int64_t peerRank(const Group &g, int64_t peer) {
     if (peer < 0 || peer >= g.size())
       fail("point-to-point peer " + std::to_string(peer) +
@@ -347,7 +359,7 @@ private:
     std::vector<char> &message = it->second.front();
     if (int64_t(message.size()) != op.bytes)
       fail("a receive of " + std::to_string(op.bytes) + " bytes from rank " +
-           std::to_string(std::get<0>(op.mail)) + " got a message of " +
+           std::to_string(std::get<2>(op.mail)) + " got a message of " +
            std::to_string(message.size()) + " bytes");
     std::memcpy(op.out, message.data(), op.bytes);
     it->second.pop_front();

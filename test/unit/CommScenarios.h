@@ -132,6 +132,27 @@ inline void sendAndReceiveBothWays(Communicator &c, const Expect &expect) {
   expect(got5[0] == base + 5 && got5[1] == base + 6, "tag 5");
 }
 
+/// Messages match within their group: the same tag between the same two
+/// ranks on two groups does not mix.
+inline void tagsArePerGroup(Communicator &c, const Expect &expect) {
+  int64_t r = c.rank();
+  std::unique_ptr<Group> pair = splitByPartition(c, {{0, 1}, {2, 3}});
+  int64_t peer = 1 - pair->index();
+  int32_t onPair = int32_t(10 + r), onWorld = int32_t(20 + r);
+  int32_t gotPair = -1, gotWorld = -1;
+  // Sent on the pair first, received on the world first.
+  std::vector<Request> sends;
+  sends.push_back(c.startSend(&onPair, sizeof(onPair), peer, 3, *pair));
+  sends.push_back(c.startSend(&onWorld, sizeof(onWorld),
+                              pair->ranks()[peer], 3, c.world()));
+  c.recv(&gotWorld, sizeof(gotWorld), pair->ranks()[peer], 3, c.world());
+  c.recv(&gotPair, sizeof(gotPair), peer, 3, *pair);
+  c.waitAll(sends);
+  int64_t other = pair->ranks()[peer];
+  expect(gotPair == 10 + other && gotWorld == 20 + other,
+         "a tag on the world and on a pair");
+}
+
 /// 16-bit floats reduce through f32 and round once.
 inline void sixteenBitReductions(Communicator &c, const Expect &expect) {
   uint16_t in[2], out[2];
@@ -153,6 +174,7 @@ inline const std::vector<std::pair<const char *, Scenario>> &all() {
       {"split by colour and key", splitByColourAndKey},
       {"wait in any order", waitInAnyOrder},
       {"send and receive both ways", sendAndReceiveBothWays},
+      {"tags are per group", tagsArePerGroup},
       {"16-bit reductions", sixteenBitReductions},
   };
   return list;
