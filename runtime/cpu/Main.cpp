@@ -55,8 +55,15 @@ llvm::cl::opt<std::string> tokenType("token-type",
 llvm::cl::opt<std::string>
     initFrom("init-from",
              llvm::cl::desc("safetensors file with arguments by name and "
-                            "global shape (others start from the seed)"),
+                            "global shape: every parameter must be in it "
+                            "(see --allow-missing), and every tensor in it "
+                            "must name an argument or result"),
              llvm::cl::cat(category));
+llvm::cl::opt<bool> allowMissing(
+    "allow-missing",
+    llvm::cl::desc("With --init-from: parameters the file lacks start from "
+                   "their initialization (listed) instead of an error"),
+    llvm::cl::cat(category));
 llvm::cl::opt<std::string>
     saveFile("save",
              llvm::cl::desc("Write the last step's results (global shapes) "
@@ -171,6 +178,7 @@ Options options() {
   o.dataFile = dataFile;
   o.tokenType = tokenType;
   o.initFrom = initFrom;
+  o.allowMissing = allowMissing;
   o.saveFile = saveFile;
   o.ckptDir = ckptDir;
   o.traceFile = traceFile;

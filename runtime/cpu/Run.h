@@ -31,7 +31,7 @@ struct Options {
   int64_t steps = 10, printEvery = 1, saveEvery = 0, batchSize = 0;
   uint64_t seed = 0;
   double lr = 0;
-  bool resume = false;
+  bool resume = false, allowMissing = false;
   std::string dataFile, tokenType = "uint16", initFrom, saveFile, ckptDir,
       traceFile;
   // Fault injection (tests).

@@ -10,6 +10,7 @@
 #include "tessel/support/Random.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace tessel;
 using namespace tessel::rt;
@@ -69,6 +70,61 @@ llvm::Error bindSources(Run &run, EntryRun &e) {
     if (info.role == Role::Tokens && spec->kind == InitSpec::IntRange)
       run.vocab = spec->b;
   }
+  return llvm::Error::success();
+}
+
+/// Names joined for a message, at most `limit` of them.
+std::string nameList(const std::vector<std::string> &names, size_t limit = 8) {
+  std::string out;
+  for (size_t k = 0; k < names.size() && k < limit; ++k)
+    out += (k ? ", " : "") + names[k];
+  if (names.size() > limit)
+    out += ", ... (" + std::to_string(names.size()) + " in all)";
+  return out;
+}
+
+/// --init-from names what it initializes: a tensor that matches no argument
+/// or result of the program is an error (a renamed checkpoint would
+/// otherwise train from random weights), and so is a parameter the file
+/// lacks unless --allow-missing, which lists them.
+llvm::Error checkInitFrom(Run &run) {
+  const Options &o = run.options;
+  if (o.initFrom.empty())
+    return llvm::Error::success();
+  const MappedSafeTensors &file = *run.files.front();
+  llvm::StringSet<> known;
+  std::vector<std::string> missing;
+  for (const EntryRun &e : run.entries) {
+    for (const TensorInfo &info : e.entry->arguments) {
+      known.insert(info.name);
+      if (info.role == Role::Parameter && !file.index.find(info.name))
+        missing.push_back(info.name);
+    }
+    for (const TensorInfo &info : e.entry->results)
+      known.insert(info.name); // a --save of this program
+  }
+  std::vector<std::string> unknown;
+  for (const SafeTensorsIndex::Entry &t : file.index.entries)
+    if (!known.contains(t.name))
+      unknown.push_back(t.name);
+  if (!unknown.empty())
+    return fail(file.path + ": tensor" + (unknown.size() > 1 ? "s " : " ") +
+                nameList(unknown) + " match" +
+                (unknown.size() > 1 ? "" : "es") +
+                " no argument or result of this program; rename or drop " +
+                (unknown.size() > 1 ? "them" : "it") +
+                " (tessel-compile --print-program lists the names)");
+  if (missing.empty())
+    return llvm::Error::success();
+  if (!o.allowMissing)
+    return fail(file.path + " lacks parameter" +
+                (missing.size() > 1 ? "s " : " ") + nameList(missing) +
+                "; pass --allow-missing to start them from their "
+                "initialization");
+  llvm::outs() << "tessel: --init-from: " << missing.size() << " parameter"
+               << (missing.size() > 1 ? "s" : "") << " not in " << file.path
+               << " start from their initialization: " << nameList(missing)
+               << "\n";
   return llvm::Error::success();
 }
 
@@ -248,7 +304,8 @@ llvm::Error rt::prepareRun(Run &run,
   for (EntryRun &e : run.entries)
     if (llvm::Error err = bindSources(run, e))
       return err;
-  for (auto step : {bindLearningRate, bindBatchSize, bindCheckpoint, bindData})
+  for (auto step : {checkInitFrom, bindLearningRate, bindBatchSize,
+                    bindCheckpoint, bindData})
     if (llvm::Error err = step(run))
       return err;
   return llvm::Error::success();
