@@ -17,13 +17,6 @@ using namespace mlir::tessel;
 using namespace ::tessel;
 using namespace ::tessel::interp;
 namespace ti = ::tessel::interp;
-using ::tessel::program::argName;
-using ::tessel::program::dtypeOf;
-using ::tessel::program::globalArgType;
-using ::tessel::program::globalResultType;
-using ::tessel::program::initSpecFor;
-using ::tessel::program::resultName;
-using ::tessel::program::spmdMesh;
 using ::tessel::kernels::Reduction;
 
 

@@ -15,13 +15,6 @@ using namespace mlir::tessel;
 using namespace ::tessel;
 using namespace ::tessel::interp;
 namespace ti = ::tessel::interp;
-using ::tessel::program::argName;
-using ::tessel::program::dtypeOf;
-using ::tessel::program::globalArgType;
-using ::tessel::program::globalResultType;
-using ::tessel::program::initSpecFor;
-using ::tessel::program::resultName;
-using ::tessel::program::spmdMesh;
 
 static std::string num(double v) {
   char buffer[32];
@@ -34,17 +27,6 @@ static llvm::Error fail(const std::string &message) {
 }
 
 
-/// The axes of each dimension of `sharding` (empty when unsharded).
-static std::vector<std::vector<std::string>> dimAxes(ShardingAttr sharding,
-                                                     int64_t rank) {
-  std::vector<std::vector<std::string>> out(rank);
-  if (!sharding)
-    return out;
-  for (auto [d, dim] : llvm::enumerate(sharding.getDims()))
-    for (StringAttr axis : dim.getAxes())
-      out[d].push_back(axis.getValue().str());
-  return out;
-}
 
 /// Checks that `local` is the block of `global` its sharding implies: each
 /// dimension ceil(global / devices splitting it).
@@ -148,7 +130,7 @@ sliceArguments(func::FuncOp func, const MeshShape *mesh,
                                 a, func.getSymName(),
                                 typeString(global.dtype, gType.getShape()),
                                 global.typeString()));
-    auto axes = dimAxes(func.getArgAttrOfType<ShardingAttr>(
+    auto axes = ::tessel::program::shardingAxes(func.getArgAttrOfType<ShardingAttr>(
                             a, TesselDialect::kShardingAttrName),
                         localType.getRank());
     if (llvm::Error err = checkBlocks(*mesh, axes, localType, gType,
@@ -182,7 +164,7 @@ assembleResults(func::FuncOp func, const MeshShape *mesh,
   for (unsigned r = 0; r < func.getNumResults(); ++r) {
     auto localType = cast<RankedTensorType>(func.getResultTypes()[r]);
     RankedTensorType gType = globalResultType(func, r);
-    auto axes = dimAxes(func.getResultAttrOfType<ShardingAttr>(
+    auto axes = ::tessel::program::shardingAxes(func.getResultAttrOfType<ShardingAttr>(
                             r, TesselDialect::kShardingAttrName),
                         localType.getRank());
     if (llvm::Error err = checkBlocks(*mesh, axes, localType, gType,

@@ -98,16 +98,10 @@ namespace {
 /// The tessel.sharding axes of each dimension (empty: replicated).
 std::vector<std::vector<std::string>> dimsOf(DictionaryAttr attrs,
                                              int64_t rank) {
-  std::vector<std::vector<std::string>> dims(rank);
-  auto sharding =
+  return tp::shardingAxes(
       attrs ? attrs.getAs<ShardingAttr>(TesselDialect::kShardingAttrName)
-            : ShardingAttr();
-  if (!sharding)
-    return dims;
-  for (auto [d, dim] : llvm::enumerate(sharding.getDims()))
-    for (StringAttr axis : dim.getAxes())
-      dims[d].push_back(axis.getValue().str());
-  return dims;
+            : ShardingAttr(),
+      rank);
 }
 
 FailureOr<tp::TensorInfo> describeTensor(func::FuncOp func, Type type,

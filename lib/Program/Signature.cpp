@@ -10,10 +10,8 @@ using ::tessel::DType;
 using ::tessel::InitSpec;
 using ::tessel::MeshShape;
 
-namespace {
-/// The axes of each dimension of `sharding` (empty when unsharded).
-std::vector<std::vector<std::string>> dimAxes(ShardingAttr sharding,
-                                                     int64_t rank) {
+std::vector<std::vector<std::string>>
+tp::shardingAxes(ShardingAttr sharding, int64_t rank) {
   std::vector<std::vector<std::string>> out(rank);
   if (!sharding)
     return out;
@@ -22,7 +20,6 @@ std::vector<std::vector<std::string>> dimAxes(ShardingAttr sharding,
       out[d].push_back(axis.getValue().str());
   return out;
 }
-} // namespace
 
 std::string tp::argName(func::FuncOp func, unsigned index) {
   if (auto name = func.getArgAttrOfType<StringAttr>(
@@ -119,7 +116,7 @@ static RankedTensorType globalType(func::FuncOp func, DictionaryAttr attrs,
   if (failed(mesh) || !sharding)
     return local;
   SmallVector<int64_t> shape(local.getShape());
-  for (auto [d, axes] : llvm::enumerate(dimAxes(sharding, local.getRank())))
+  for (auto [d, axes] : llvm::enumerate(tp::shardingAxes(sharding, local.getRank())))
     shape[d] *= mesh->groupSize(axes);
   return local.clone(shape);
 }

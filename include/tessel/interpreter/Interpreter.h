@@ -35,6 +35,15 @@ namespace tessel::interp {
 
 class Communicator;
 
+// The signature facts the interpreter reads (tessel/program/Signature.h).
+using ::tessel::program::argName;
+using ::tessel::program::dtypeOf;
+using ::tessel::program::globalArgType;
+using ::tessel::program::globalResultType;
+using ::tessel::program::initSpecFor;
+using ::tessel::program::resultName;
+using ::tessel::program::spmdMesh;
+
 /// Which rank runs each position of a mesh: its device list, or the
 /// identity.
 struct MeshPlacement {

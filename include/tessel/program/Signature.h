@@ -18,6 +18,8 @@
 #include "tessel/support/Mesh.h"
 #include "tessel/support/Random.h"
 
+#include "tessel/dialects/tessel/TesselDialect.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Error.h"
 
@@ -27,6 +29,11 @@ namespace tessel::program {
 
 std::string argName(mlir::func::FuncOp func, unsigned index);
 std::string resultName(mlir::func::FuncOp func, unsigned index);
+
+/// The mesh axes of each dimension of `sharding` (`rank` lists; empty when
+/// a dimension, or the whole value, is not sharded).
+std::vector<std::vector<std::string>>
+shardingAxes(mlir::tessel::ShardingAttr sharding, int64_t rank);
 
 /// The element type of a tensor type, or an error naming the type.
 llvm::Expected<DType> dtypeOf(mlir::Type type);
