@@ -322,15 +322,14 @@ int main(int argc, char **argv) {
                                    TESSEL_PROGRAM_LIBRARY,
                                    TESSEL_SUPPORT_LIBRARY,
                                    TESSEL_OPENBLAS_LIBRARY,
-                                   "-L" TESSEL_LLVM_LIBRARY_DIR,
-                                   "-lLLVM",
-                                   "-Wl,-rpath," TESSEL_LLVM_LIBRARY_DIR,
                                    "-lm",
                                    "-lpthread"};
-  // MPI's libraries (a ;-separated CMake list), and the sanitizers a
+  // LLVMSupport and LLVMDemangle, static (space-separated), MPI's
+  // libraries (the same), and the sanitizers a
   // TESSEL_SANITIZE build of the runtime needs (space-separated); usually
   // both empty.
   SmallVector<StringRef> extra;
+  StringRef(TESSEL_LLVM_SUPPORT_LIBRARIES).split(extra, ' ', -1, false);
   StringRef(TESSEL_MPI_LIBRARIES).split(extra, ';', -1, false);
   StringRef(TESSEL_LINK_FLAGS).split(extra, ' ', -1, false);
   for (StringRef arg : extra)
