@@ -48,6 +48,14 @@ if config.tessel_have_mpi and shutil.which("mpirun"):
 
 if config.tessel_have_cuda:
     config.available_features.add("cuda")
+    # A GPU to run on (tests that need one are unsupported elsewhere).
+    import subprocess
+    try:
+        if subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                          timeout=20).returncode == 0:
+            config.available_features.add("gpu")
+    except (OSError, subprocess.TimeoutExpired):
+        pass
 
 # The host's architecture, for tests of --cpu names.
 import platform

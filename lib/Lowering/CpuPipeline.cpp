@@ -200,7 +200,7 @@ struct OutlineKernelsPass
       std::string text;
       {
         llvm::raw_string_ostream os(text);
-        kernel.print(os, OpPrintingFlags().printGenericOpForm());
+        kernel.print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
       }
       auto [it, fresh] = byText.try_emplace(text, kernel);
       if (fresh)
@@ -241,7 +241,7 @@ struct ApproximateMathPass
   }
 };
 
-LogicalResult mlir::tessel::buildCpuLoweringPipeline(OpPassManager &pm) {
+LogicalResult mlir::tessel::buildBufferizePipeline(OpPassManager &pm) {
   static std::once_flag registered;
   std::call_once(registered, [] { registerAllPasses(); });
   if (failed(parsePassPipeline(kPipeline, pm)))
@@ -250,13 +250,25 @@ LogicalResult mlir::tessel::buildCpuLoweringPipeline(OpPassManager &pm) {
   if (failed(parsePassPipeline(kPipelineOutParams, pm)))
     return failure();
   pm.addPass(std::make_unique<CopyToLinalgPass>());
-  pm.addPass(std::make_unique<OutlineKernelsPass>());
+  return success();
+}
+
+LogicalResult mlir::tessel::buildScalarMathPipeline(OpPassManager &pm) {
   // bf16/f16 arithmetic in f32, then conversions as integer code (see
-  // ExpandFloatConversions.cpp): the same bits on every CPU.
+  // ExpandFloatConversions.cpp): the same bits on every CPU (and GPU).
   if (failed(parsePassPipeline(kWidenNarrowFloats, pm)))
     return failure();
   pm.addPass(mlir::tessel::createExpandFloatConversionsPass());
   pm.addPass(std::make_unique<ApproximateMathPass>());
+  return success();
+}
+
+LogicalResult mlir::tessel::buildCpuLoweringPipeline(OpPassManager &pm) {
+  if (failed(buildBufferizePipeline(pm)))
+    return failure();
+  pm.addPass(std::make_unique<OutlineKernelsPass>());
+  if (failed(buildScalarMathPipeline(pm)))
+    return failure();
   return parsePassPipeline(kPipelineToLLVM, pm);
 }
 

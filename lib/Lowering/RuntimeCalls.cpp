@@ -169,8 +169,15 @@ Value convertTensor(OpBuilder &b, Location loc, Value v, Type elem) {
 // tessel.dot_general
 //===----------------------------------------------------------------------===//
 
+FailureOr<StringRef> typeSuffix(Type elem);
+
+/// dot_general -> tessel_rt_gemm_<type>: f32 and f64 for every target;
+/// bf16 and f16 kept where the target's library takes them (`widen` false),
+/// else widened to f32 around the call.
 struct DotGeneralLowering : OpRewritePattern<DotGeneralOp> {
-  using OpRewritePattern::OpRewritePattern;
+  DotGeneralLowering(MLIRContext *context, bool widen)
+      : OpRewritePattern(context), widen(widen) {}
+  bool widen;
   LogicalResult matchAndRewrite(DotGeneralOp op,
                                 PatternRewriter &rw) const override {
     Location loc = op.getLoc();
@@ -183,6 +190,8 @@ struct DotGeneralLowering : OpRewritePattern<DotGeneralOp> {
       return rw.notifyMatchFailure(op, "integer matmuls are not lowered");
     Type blasElem =
         fElem.getWidth() == 64 ? Type(rw.getF64Type()) : Type(rw.getF32Type());
+    if (!widen && (fElem.isBF16() || fElem.isF16()))
+      blasElem = fElem;
     auto freeDims = [](int64_t rank, ArrayRef<int64_t> batch,
                        ArrayRef<int64_t> contract) {
       SmallVector<int64_t> out;
@@ -232,8 +241,8 @@ struct DotGeneralLowering : OpRewritePattern<DotGeneralOp> {
                         transB ? SmallVector<int64_t>{batch, n, k}
                                : SmallVector<int64_t>{batch, k, n});
     auto outType = RankedTensorType::get({batch, m, n}, blasElem);
-    StringRef name =
-        blasElem.isF64() ? "tessel_rt_gemm_f64" : "tessel_rt_gemm_f32";
+    std::string name =
+        "tessel_rt_gemm_" + typeSuffix(blasElem).value_or("f32").str();
     Value result = callRuntime(rw, op, name, {lhs, rhs}, outType, {},
                                {batch, m, n, k, transA, transB});
     result = reshapeTensor(rw, loc, result, type.getShape());
@@ -414,11 +423,18 @@ struct AxisIndexLowering : OpRewritePattern<AxisIndexOp> {
 
 } // namespace
 
-void mlir::tessel::populateCpuDevicePatterns(
-    RewritePatternSet &patterns) {
-  patterns.add<DotGeneralLowering, AllReduceLowering, AllGatherLowering,
-               ReduceScatterLowering, AllToAllLowering,
-               CollectivePermuteLowering, SendLowering, RecvLowering,
-               AxisIndexLowering>(
-      patterns.getContext());
+static void populateCommunicationPatterns(RewritePatternSet &patterns) {
+  patterns.add<AllReduceLowering, AllGatherLowering, ReduceScatterLowering,
+               AllToAllLowering, CollectivePermuteLowering, SendLowering,
+               RecvLowering, AxisIndexLowering>(patterns.getContext());
+}
+
+void mlir::tessel::populateCpuDevicePatterns(RewritePatternSet &patterns) {
+  patterns.add<DotGeneralLowering>(patterns.getContext(), /*widen=*/true);
+  populateCommunicationPatterns(patterns);
+}
+
+void mlir::tessel::populateCudaDevicePatterns(RewritePatternSet &patterns) {
+  patterns.add<DotGeneralLowering>(patterns.getContext(), /*widen=*/false);
+  populateCommunicationPatterns(patterns);
 }

@@ -26,7 +26,13 @@ Registry &registry() {
         "cpu",
         "CPUs: matmuls through OpenBLAS (bf16/f16 widened to f32), "
         "collectives and send/recv through libtessel_rt (threads or MPI)",
-        populateCpuDevicePatterns, "tessel-cpu-lowering"};
+        populateCpuDevicePatterns, "tessel-cpu-lowering", false};
+    r.targets["cuda"] = Target{
+        "cuda",
+        "NVIDIA GPUs: generated kernels (NVVM, fatbin for --gpu-arch), "
+        "matmuls through cuBLASLt (bf16/f16 kept), collectives through "
+        "libtessel_rt",
+        populateCudaDevicePatterns, "tessel-cuda-lowering", true};
   });
   return r;
 }

@@ -7,9 +7,12 @@
 // reaches the system allocator, and large buffers are not unmapped and
 // page-faulted back in on every step (that cost a 16M-parameter GPT step
 // a third of its time). Caches are per thread (one per rank), bounded by
-// kMaxCachedBytes.
+// kMaxCachedBytes. Blocks come from the device's memory (Device.h): host
+// memory on CPUs, managed memory on GPUs.
 //
 //===----------------------------------------------------------------------===//
+
+#include "Device.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -27,7 +30,7 @@ struct Cache {
   ~Cache() {
     for (auto &[size, blocks] : free)
       for (void *b : blocks)
-        std::free(b);
+        tessel::rt::freeDeviceMemory(b);
   }
 };
 
@@ -44,7 +47,7 @@ void *allocate(size_t bytes) {
     cache.cached -= size;
     return static_cast<char *>(block) + kHeader;
   }
-  void *block = std::aligned_alloc(kHeader, size + kHeader);
+  void *block = tessel::rt::allocateDeviceMemory(size + kHeader);
   if (!block)
     return nullptr;
   *static_cast<size_t *>(block) = size;
@@ -57,7 +60,7 @@ void release(void *payload) {
   void *block = static_cast<char *>(payload) - kHeader;
   size_t size = *static_cast<size_t *>(block);
   if (cache.cached + size > kMaxCachedBytes) {
-    std::free(block);
+    tessel::rt::freeDeviceMemory(block);
     return;
   }
   cache.free[size].push_back(block);

@@ -1,6 +1,6 @@
 //===- Kernels.cpp - the calls compiled programs make (runtime/Abi.h) -----===//
 //
-// Matmuls go to OpenBLAS. Collectives decode their descriptor and reduce the
+// Collectives decode their descriptor and reduce the
 // shape-aware operation (gather along a dimension, ...) to the flat
 // primitives of the communicator, rearranging blocks locally where the
 // dimension is not the outermost.
@@ -8,9 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "RankContext.h"
+#include "Timer.h"
 #include "tessel/runtime/Abi.h"
-
-#include <cblas.h>
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -24,42 +23,6 @@ using namespace tessel::rt;
 
 namespace {
 thread_local RankContext *current = nullptr;
-
-/// Adds the time of a runtime call to `total` and, when tracing, records it
-/// as an event (the name is built only then).
-struct Timer {
-  template <typename NameFn>
-  Timer(double &total, const char *category, NameFn name)
-      : total(total), start(std::chrono::steady_clock::now()),
-        category(category) {
-    RankContext &ctx = rt::currentRank();
-    if (ctx.tracing) {
-      eventName = name();
-      startUs = ctx.nowUs();
-    }
-  }
-  ~Timer() {
-    auto end = std::chrono::steady_clock::now();
-    total += std::chrono::duration<double>(end - start).count();
-    RankContext &ctx = rt::currentRank();
-    if (ctx.tracing)
-      ctx.events.push_back(
-          {std::move(eventName), category, startUs, ctx.nowUs() - startUs});
-  }
-  double &total;
-  std::chrono::steady_clock::time_point start;
-  const char *category;
-  std::string eventName;
-  double startUs = 0;
-};
-
-std::string gemmName(int64_t batch, int64_t m, int64_t n, int64_t k) {
-  std::string s = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" +
-                  std::to_string(k);
-  if (batch > 1)
-    s += " (batch " + std::to_string(batch) + ")";
-  return s;
-}
 } // namespace
 
 RankContext &rt::currentRank() {
@@ -71,40 +34,6 @@ RankContext &rt::currentRank() {
 }
 
 void rt::setCurrentRank(RankContext *context) { current = context; }
-
-namespace {
-/// C[b] = op(A[b]) op(B[b]) through cblas_sgemm or cblas_dgemm.
-template <typename T, typename Gemm>
-void gemm(Gemm blas, const char *suffix, const T *A, const T *B, T *C,
-          int64_t batch, int64_t m, int64_t n, int64_t k, int64_t transA,
-          int64_t transB) {
-  Timer t(currentRank().gemmSeconds, "compute",
-          [&] { return gemmName(batch, m, n, k) + suffix; });
-  currentRank().gemmFlops += 2.0 * batch * m * n * k;
-  for (int64_t i = 0; i < batch; ++i)
-    blas(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-         transB ? CblasTrans : CblasNoTrans, m, n, k, T(1), A + i * m * k,
-         transA ? m : k, B + i * k * n, transB ? k : n, T(0), C + i * m * n, n);
-}
-} // namespace
-
-extern "C" void tessel_rt_gemm_f32(TESSEL_RT_MEMREF(float, a),
-                                   TESSEL_RT_MEMREF(float, b),
-                                   TESSEL_RT_MEMREF(float, c), int64_t batch,
-                                   int64_t m, int64_t n, int64_t k,
-                                   int64_t transA, int64_t transB) {
-  gemm<float>(cblas_sgemm, "", a + a_offset, b + b_offset, c + c_offset, batch,
-              m, n, k, transA, transB);
-}
-
-extern "C" void tessel_rt_gemm_f64(TESSEL_RT_MEMREF(double, a),
-                                   TESSEL_RT_MEMREF(double, b),
-                                   TESSEL_RT_MEMREF(double, c), int64_t batch,
-                                   int64_t m, int64_t n, int64_t k,
-                                   int64_t transA, int64_t transB) {
-  gemm<double>(cblas_dgemm, " f64", a + a_offset, b + b_offset, c + c_offset,
-               batch, m, n, k, transA, transB);
-}
 
 /// The communicator group `id` of the program (runtime/Abi.h), or null on
 /// one device without a communicator (every group has one member).

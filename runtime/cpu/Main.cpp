@@ -7,14 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Device.h"
 #include "Run.h"
 #include "tessel/runtime/CpuFeatures.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <cblas.h>
 
 #include <cstdlib>
 #include <thread>
@@ -26,8 +25,6 @@ extern "C" {
 extern const char tessel_program[];
 // The entry points, in the description's order (runtime/Abi.h).
 extern void (*const tessel_entries[])(void **);
-// OpenBLAS's thread-count control (not in every cblas.h).
-void openblas_set_num_threads(int);
 }
 
 namespace {
@@ -188,16 +185,16 @@ Options options() {
   return o;
 }
 
-/// OpenBLAS threads share the cores with the ranks on this machine.
-void shareCores(int64_t ranks) {
-  int64_t local = ranks;
-  if (launchedByMpi()) {
-    local = 1;
-    if (const char *n = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
-      local = std::max(1, std::atoi(n));
-  }
-  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  openblas_set_num_threads(std::max<int>(1, cores / local));
+/// The ranks on this machine: all of them as threads, or mpirun's local
+/// processes.
+int64_t localRanks(int64_t ranks) {
+  if (!launchedByMpi())
+    return ranks;
+  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE",
+                           "SLURM_NTASKS_PER_NODE"})
+    if (const char *n = std::getenv(name))
+      return std::max(1, std::atoi(n));
+  return 1;
 }
 
 /// Runs the ranks; the return code is the run's. `writer`: this process
@@ -262,7 +259,8 @@ int main(int argc, char **argv) {
     return failWith(llvm::Twine("this program was compiled for ") +
                     llvm::Twine(devices) + " devices, not --ranks " +
                     llvm::Twine(ranks) + "; recompile it with another --mesh");
-  shareCores(ranks);
+  if (std::string why = prepareDevices(localRanks(ranks)); !why.empty())
+    return failWith(why);
   bool writer = false;
   if (int rc = launch(run, ranks, writer); rc || !writer)
     return rc;

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Device.h"
 #include "Run.h"
 #include "tessel/runtime/Checkpoint.h"
 
@@ -23,14 +24,32 @@ using program::TensorInfo;
 namespace {
 
 struct FreeBuffer {
-  void operator()(uint8_t *p) const { std::free(p); }
+  void operator()(uint8_t *p) const { freeDeviceMemory(p); }
 };
 using Buffer = std::unique_ptr<uint8_t, FreeBuffer>;
 
 Buffer allocate(const TensorInfo &t) {
   // 64-byte aligned, as MLIR's own allocations.
   int64_t bytes = (std::max<int64_t>(t.bytes(), 1) + 63) / 64 * 64;
-  return Buffer(static_cast<uint8_t *>(std::aligned_alloc(64, bytes)));
+  auto *p = static_cast<uint8_t *>(allocateDeviceMemory(bytes));
+  if (!p) {
+    llvm::errs() << "error: out of device memory for " << t.name << " ("
+                 << bytes << " bytes)\n";
+    std::exit(1);
+  }
+  return Buffer(p);
+}
+
+/// This rank's index among the ranks of its machine: its rank when ranks
+/// are threads, else what the launcher says.
+int64_t localRankOf(const Communicator &comm) {
+  if (!launchedByMpi())
+    return comm.rank();
+  for (const char *name :
+       {"OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK", "SLURM_LOCALID"})
+    if (const char *v = std::getenv(name))
+      return std::atoi(v);
+  return 0;
 }
 
 /// Time spent in the steps after the first (which warms caches and pages).
@@ -244,6 +263,8 @@ void printHeader(const Run &run, const Communicator &comm) {
       llvm::outs() << " " << axis << "=" << size;
     if (mesh.axisNames.empty())
       llvm::outs() << " none (one device)";
+    if (std::string device = deviceDescription(); !device.empty())
+      llvm::outs() << ", on " << device;
     llvm::outs() << "\n";
     if (!e.mesh->devices.empty()) {
       llvm::outs() << "tessel: mesh positions 0.." << mesh.numDevices() - 1
@@ -379,6 +400,8 @@ int rt::runRank(Run &run, Communicator &comm) {
               std::to_string(run.worldSize) + " devices but runs on " +
               std::to_string(comm.size()) +
               " ranks; recompile it with another --mesh");
+  if (std::string why = bindRankDevice(localRankOf(comm)); !why.empty())
+    comm.fail(why);
   const EntryRun &entry = run.entryOf(comm.rank());
   RankContext ctx;
   ctx.comm = &comm;

@@ -77,9 +77,15 @@ cl::opt<std::string> entry("entry",
                            cl::cat(category));
 cl::opt<std::string> target("target",
                             cl::desc("The backend (tessel/lowering/Target.h): "
-                                     "cpu"),
+                                     "cpu or cuda"),
                             cl::init("cpu"),
                             cl::cat(category));
+cl::opt<std::string> gpuArch(
+    "gpu-arch",
+    cl::desc("With --target cuda: the GPU architecture the kernels are "
+             "compiled for (sm_90 default, sm_80, ...); the executable embeds "
+             "its code and PTX, which newer GPUs compile when loading"),
+    cl::init("sm_90"), cl::cat(category));
 cl::opt<std::string> emit("emit",
                           cl::desc("Stop after: tessel (propagated), local "
                                    "(partitioned), linalg, llvm (IR), obj, "
@@ -137,6 +143,176 @@ LogicalResult writeModule(ModuleOp module, StringRef path) {
   return success();
 }
 
+/// The libraries an executable of `target` links, after its object.
+std::vector<std::string> runtimeLibraries(StringRef target) {
+  std::vector<std::string> libs;
+  auto add = [&](StringRef list, char sep) {
+    SmallVector<StringRef> parts;
+    list.split(parts, sep, -1, false);
+    for (StringRef p : parts)
+      libs.push_back(p.str());
+  };
+  if (target == "cuda") {
+#ifdef TESSEL_GPU_RT_LIBRARY
+    libs = {TESSEL_GPU_RT_LIBRARY, TESSEL_PROGRAM_LIBRARY,
+            TESSEL_SUPPORT_LIBRARY};
+    add(TESSEL_LLVM_SUPPORT_LIBRARIES, ' ');
+    libs.insert(libs.end(), {TESSEL_CUDART_STATIC, "-ldl", "-lrt", "-lm",
+                             "-lpthread"});
+#endif
+    return libs;
+  }
+  libs = {TESSEL_RT_LIBRARY, TESSEL_PROGRAM_LIBRARY, TESSEL_SUPPORT_LIBRARY,
+          TESSEL_OPENBLAS_LIBRARY, "-lm", "-lpthread"};
+  // LLVMSupport and LLVMDemangle, static: executables run where there is
+  // no LLVM. MPI's libraries (a ;-separated CMake list).
+  add(TESSEL_LLVM_SUPPORT_LIBRARIES, ' ');
+  add(TESSEL_MPI_LIBRARIES, ';');
+  return libs;
+}
+
+/// Links `object` with the target's runtime into `outputFile`.
+int linkExecutable(const std::string &object, StringRef target) {
+  std::string cxx = TESSEL_CXX;
+  if (const char *env = std::getenv("TESSEL_CXX"))
+    cxx = env;
+  llvm::ErrorOr<std::string> driver = llvm::sys::findProgramByName(cxx);
+  if (!driver)
+    return failWith("cannot find the C++ compiler driver '" + cxx +
+                    "' to link with (set TESSEL_CXX)");
+  std::vector<std::string> args = {*driver, object, "-o", outputFile};
+  for (std::string &lib : runtimeLibraries(target))
+    args.push_back(std::move(lib));
+  // The sanitizers a TESSEL_SANITIZE build of the runtime needs
+  // (space-separated); usually empty.
+  SmallVector<StringRef> extra;
+  StringRef(TESSEL_LINK_FLAGS).split(extra, ' ', -1, false);
+  for (StringRef arg : extra)
+    args.push_back(arg.str());
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::string linkError;
+  int rc = llvm::sys::ExecuteAndWait(*driver, argRefs, std::nullopt, {}, 0, 0,
+                                     &linkError);
+  llvm::sys::fs::remove(object);
+  if (rc != 0)
+    return failWith("linking " + outputFile + " failed" +
+                    (linkError.empty() ? "" : ": " + linkError));
+  return 0;
+}
+
+/// Translates the LLVM-dialect module to LLVM IR, optimizes it and writes
+/// the object file (or the IR, for --emit llvm); then links. Host code is
+/// for `cpu` on every target.
+int emitNative(ModuleOp module, const CpuSelection &cpu, TimingScope &root) {
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule;
+  {
+    TimingScope t = root.nest("translate to LLVM IR");
+    auto translated = translateToLLVMIR(module, llvmContext);
+    if (!translated)
+      return failWith(llvm::toString(translated.takeError()));
+    llvmModule = std::move(*translated);
+  }
+  if (emit == "llvm") {
+    // As translated, before LLVM's optimizer: what `tessel-opt
+    // --tessel-cpu-pipeline | mlir-translate --mlir-to-llvmir` gives.
+    std::error_code ec;
+    llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return failWith("cannot write " + outputFile + ": " + ec.message());
+    llvmModule->print(out.os(), nullptr);
+    out.keep();
+    return 0;
+  }
+  // A GPU target's host code is glue around launches and library calls,
+  // one long function of them (a 24-layer GPT step: thousands): LLVM's
+  // optimizer gains nothing there and its vectorizers take minutes.
+  unsigned hostOptLevel = target == "cpu" ? unsigned(optLevel) : 0;
+  if (hostOptLevel > 0) {
+    TimingScope t = root.nest("optimize LLVM IR");
+    if (llvm::Error err = optimizeLLVMIR(*llvmModule, cpu, optLevel))
+      return failWith(llvm::toString(std::move(err)));
+  } else {
+    moveHalfWordsAsIntegers(*llvmModule);
+  }
+  std::string object = emit == "obj" ? outputFile : outputFile + ".o";
+  {
+    TimingScope t = root.nest("emit object code");
+    if (llvm::Error err =
+            writeObjectFile(*llvmModule, object, cpu, hostOptLevel))
+      return failWith(llvm::toString(std::move(err)));
+  }
+  if (emit == "obj")
+    return 0;
+  TimingScope t = root.nest("link");
+  return linkExecutable(object, target);
+}
+
+/// --mesh, --strategy/--rules, the training step and propagation; returns
+/// the step's entry names (empty on failure).
+SmallVector<std::string> buildProgram(ModuleOp module, DefaultTimingManager &tm,
+                                      TimingScope &root) {
+  auto meshes = llvm::to_vector(module.getOps<MeshOp>());
+  if (!meshSpec.empty()) {
+    if (!meshes.empty()) {
+      failWith(inputFile + " already declares mesh @" +
+               meshes.front().getSymName() + "; drop --mesh or the model's mesh");
+      return {};
+    }
+    llvm::Expected<MeshOp> mesh = addMeshFromSpec(module, meshSpec);
+    if (!mesh) {
+      failWith(llvm::toString(mesh.takeError()));
+      return {};
+    }
+    meshes.push_back(*mesh);
+  }
+  if (!strategy.empty() || !rulesFile.empty()) {
+    if (meshes.size() != 1) {
+      failWith("--strategy/--rules need exactly one mesh (give --mesh)");
+      return {};
+    }
+    llvm::Expected<LogicalRules> rules = strategy.empty()
+                                             ? readLogicalRules(rulesFile)
+                                             : builtinStrategy(strategy);
+    if (!rules) {
+      failWith(llvm::toString(rules.takeError()));
+      return {};
+    }
+    if (failed(applyLogicalRules(module, meshes.front(), *rules)))
+      return {};
+  }
+  std::string stepName =
+      entry.empty() ? std::string("train_step") : entry.getValue();
+  SmallVector<StringRef> names;
+  StringRef(stepName).split(names, ',', -1, false);
+  for (StringRef name : names)
+    if (!entry.empty() && !module.lookupSymbol<func::FuncOp>(name.trim())) {
+      failWith(inputFile + " has no function @" + name.trim());
+      return {};
+    }
+  bool hasStep = !entry.empty() ||
+                 module.lookupSymbol<func::FuncOp>(stepName) != nullptr;
+  std::string pipeline;
+  if (!hasStep) {
+    if (!module.lookupSymbol<func::FuncOp>(funcName)) {
+      failWith(inputFile + " has neither @train_step nor @" + funcName +
+               " to build one from");
+      return {};
+    }
+    auto [name, rest] = StringRef(optimizer).trim().split(' ');
+    // lr-argument: the executable's --lr sets the peak learning rate.
+    pipeline = ("tessel-train-step{func=" + funcName + " optimizer=" + name +
+                " lr-argument=true" +
+                (accumulate ? " accumulate=true " : " ") + rest + "}")
+                   .str();
+  }
+  if (!meshes.empty())
+    pipeline += std::string(pipeline.empty() ? "" : ",") + "tessel-propagate";
+  if (!pipeline.empty() && failed(runPipeline(module, pipeline, tm, root)))
+    return {};
+  return {stepName};
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -150,9 +326,6 @@ int main(int argc, char **argv) {
     return failWith("--target " + target +
                     ": no such target; the registered targets are: " +
                     mlir::tessel::listTargets());
-  if (target != "cpu")
-    return failWith("--target " + target + ": tessel-compile builds "
-                    "executables for the cpu target only so far");
   static const char *stages[] = {"tessel", "local", "linalg",
                                  "llvm",   "obj",   "exe"};
   if (!llvm::is_contained(stages, emit))
@@ -161,6 +334,10 @@ int main(int argc, char **argv) {
     return failWith("give the output with -o NAME");
   if (!strategy.empty() && !rulesFile.empty())
     return failWith("give --strategy or --rules, not both");
+  if (emit == "exe" && runtimeLibraries(target).empty())
+    return failWith("--target " + target + ": this Tessel was built without "
+                    "that target's runtime (for cuda: the CUDA toolkit was "
+                    "not found when it was configured)");
 
   llvm::Expected<CpuSelection> cpu = selectCpu(cpuName);
   if (!cpu)
@@ -168,6 +345,7 @@ int main(int argc, char **argv) {
 
   DialectRegistry registry;
   registerCpuLoweringDialects(registry);
+  registerCudaPipeline(registry);
   registry.insert<TesselDialect>();
   func::registerInlinerExtension(registry);
   registerTesselPasses();
@@ -189,59 +367,15 @@ int main(int argc, char **argv) {
   tm.setEnabled(timing);
   TimingScope root = tm.getRootScope();
 
-  // Mesh and rules.
-  auto meshes = llvm::to_vector(module->getOps<MeshOp>());
-  if (!meshSpec.empty()) {
-    if (!meshes.empty())
-      return failWith(inputFile + " already declares mesh @" +
-                      meshes.front().getSymName() +
-                      "; drop --mesh or the model's mesh");
-    llvm::Expected<MeshOp> mesh = addMeshFromSpec(*module, meshSpec);
-    if (!mesh)
-      return failWith(llvm::toString(mesh.takeError()));
-    meshes.push_back(*mesh);
-  }
-  if (!strategy.empty() || !rulesFile.empty()) {
-    if (meshes.size() != 1)
-      return failWith("--strategy/--rules need exactly one mesh (give --mesh)");
-    llvm::Expected<LogicalRules> rules = strategy.empty()
-                                             ? readLogicalRules(rulesFile)
-                                             : builtinStrategy(strategy);
-    if (!rules)
-      return failWith(llvm::toString(rules.takeError()));
-    if (failed(applyLogicalRules(*module, meshes.front(), *rules)))
-      return 1;
-  }
-
   // The training step, then SPMD partitioning.
-  std::string stepName =
-      entry.empty() ? std::string("train_step") : entry.getValue();
-  SmallVector<StringRef> stepNames;
-  StringRef(stepName).split(stepNames, ',', -1, false);
-  for (StringRef name : stepNames)
-    if (!entry.empty() && !module->lookupSymbol<func::FuncOp>(name.trim()))
-      return failWith(inputFile + " has no function @" + name.trim());
-  bool hasStep = !entry.empty() ||
-                 module->lookupSymbol<func::FuncOp>(stepName) != nullptr;
-  std::string pipeline;
-  if (!hasStep) {
-    if (!module->lookupSymbol<func::FuncOp>(funcName))
-      return failWith(inputFile + " has neither @train_step nor @" + funcName +
-                      " to build one from");
-    auto [name, rest] = StringRef(optimizer).trim().split(' ');
-    // lr-argument: the executable's --lr sets the peak learning rate.
-    pipeline = ("tessel-train-step{func=" + funcName + " optimizer=" + name +
-                " lr-argument=true" +
-                (accumulate ? " accumulate=true " : " ") + rest + "}")
-                   .str();
-  }
-  if (!meshes.empty())
-    pipeline += std::string(pipeline.empty() ? "" : ",") + "tessel-propagate";
-  if (!pipeline.empty() && failed(runPipeline(*module, pipeline, tm, root)))
+  SmallVector<std::string> steps = buildProgram(*module, tm, root);
+  if (steps.empty())
     return 1;
+  const std::string &stepName = steps.front();
   if (emit == "tessel")
     return failed(writeModule(*module, outputFile));
-  if (!meshes.empty() &&
+  bool hasMesh = !module->getOps<MeshOp>().empty();
+  if (hasMesh &&
       failed(runPipeline(
           *module, "tessel-partition,tessel-optimize-collectives", tm, root)))
     return 1;
@@ -249,7 +383,7 @@ int main(int argc, char **argv) {
     return failed(writeModule(*module, outputFile));
 
   // Only the step is compiled: described for the runtime, lowered to the
-  // LLVM dialect by the registered tessel-cpu-pipeline, in three parts so
+  // LLVM dialect by the target's registered pipeline, in three parts so
   // --emit can stop between them.
   std::string exportEntry = "tessel-export-entry{function=" + stepName;
   if (!cpuName.empty())
@@ -267,80 +401,10 @@ int main(int argc, char **argv) {
     return 1;
   if (emit == "linalg")
     return failed(writeModule(*module, outputFile));
-  if (failed(runPipeline(*module,
-                         device->loweringPipeline + ",tessel-emit-entry", tm,
-                         root)))
+  std::string lowering = device->loweringPipeline;
+  if (device->takesGpuArch)
+    lowering += "{chip=" + gpuArch + "}";
+  if (failed(runPipeline(*module, lowering + ",tessel-emit-entry", tm, root)))
     return 1;
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule;
-  {
-    TimingScope t = root.nest("translate to LLVM IR");
-    auto translated = translateToLLVMIR(*module, llvmContext);
-    if (!translated)
-      return failWith(llvm::toString(translated.takeError()));
-    llvmModule = std::move(*translated);
-  }
-  if (emit == "llvm") {
-    // As translated, before LLVM's optimizer: what `tessel-opt
-    // --tessel-cpu-pipeline | mlir-translate --mlir-to-llvmir` gives.
-    std::error_code ec;
-    llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return failWith("cannot write " + outputFile + ": " + ec.message());
-    llvmModule->print(out.os(), nullptr);
-    out.keep();
-    return 0;
-  }
-  {
-    TimingScope t = root.nest("optimize LLVM IR");
-    if (llvm::Error err = optimizeLLVMIR(*llvmModule, *cpu, optLevel))
-      return failWith(llvm::toString(std::move(err)));
-  }
-  std::string object = emit == "obj" ? outputFile : outputFile + ".o";
-  {
-    TimingScope t = root.nest("emit object code");
-    if (llvm::Error err = writeObjectFile(*llvmModule, object, *cpu, optLevel))
-      return failWith(llvm::toString(std::move(err)));
-  }
-  if (emit == "obj")
-    return 0;
-
-  // Link: the program, libtessel_rt and what it needs.
-  TimingScope t = root.nest("link");
-  std::string cxx = TESSEL_CXX;
-  if (const char *env = std::getenv("TESSEL_CXX"))
-    cxx = env;
-  llvm::ErrorOr<std::string> driver = llvm::sys::findProgramByName(cxx);
-  if (!driver)
-    return failWith("cannot find the C++ compiler driver '" + cxx +
-                    "' to link with (set TESSEL_CXX)");
-  std::vector<std::string> args = {*driver,
-                                   object,
-                                   "-o",
-                                   outputFile,
-                                   TESSEL_RT_LIBRARY,
-                                   TESSEL_PROGRAM_LIBRARY,
-                                   TESSEL_SUPPORT_LIBRARY,
-                                   TESSEL_OPENBLAS_LIBRARY,
-                                   "-lm",
-                                   "-lpthread"};
-  // LLVMSupport and LLVMDemangle, static (space-separated), MPI's
-  // libraries (the same), and the sanitizers a
-  // TESSEL_SANITIZE build of the runtime needs (space-separated); usually
-  // both empty.
-  SmallVector<StringRef> extra;
-  StringRef(TESSEL_LLVM_SUPPORT_LIBRARIES).split(extra, ' ', -1, false);
-  StringRef(TESSEL_MPI_LIBRARIES).split(extra, ';', -1, false);
-  StringRef(TESSEL_LINK_FLAGS).split(extra, ' ', -1, false);
-  for (StringRef arg : extra)
-    args.push_back(arg.str());
-  SmallVector<StringRef> argRefs(args.begin(), args.end());
-  std::string linkError;
-  int rc = llvm::sys::ExecuteAndWait(*driver, argRefs, std::nullopt, {}, 0, 0,
-                                     &linkError);
-  llvm::sys::fs::remove(object);
-  if (rc != 0)
-    return failWith("linking " + outputFile + " failed" +
-                    (linkError.empty() ? "" : ": " + linkError));
-  return 0;
+  return emitNative(*module, *cpu, root);
 }

@@ -44,6 +44,7 @@ int main(int argc, char **argv) {
   // lowers through).
   mlir::tessel::registerCpuPipeline();
   mlir::tessel::registerCpuLoweringDialects(registry);
+  mlir::tessel::registerCudaPipeline(registry);
   mlir::tessel::registerTesselTestPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Tessel optimizer driver\n", registry));

@@ -55,6 +55,28 @@ void registerCpuLoweringDialects(DialectRegistry &registry);
 /// After --tessel-lower-to-linalg: fuse, bufferize, lower to the LLVM dialect
 /// (the registered pipeline `tessel-cpu-lowering`).
 LogicalResult buildCpuLoweringPipeline(OpPassManager &pm);
+/// The part every target shares: element-wise fusion, one-shot
+/// bufferization, results as out-parameters, deallocation, copies as linalg.
+LogicalResult buildBufferizePipeline(OpPassManager &pm);
+/// Scalar math every target does alike: bf16/f16 arithmetic in f32,
+/// conversions as integer code, exp/log/tanh/erf as polynomials.
+LogicalResult buildScalarMathPipeline(OpPassManager &pm);
+
+/// The `cuda` target's patterns: dot_general to cuBLASLt through
+/// libtessel_rt (bf16/f16 kept), communication as on the CPU.
+void populateCudaDevicePatterns(RewritePatternSet &patterns);
+/// Registers the GPU and NVVM translations and the `tessel-cuda-lowering`
+/// pipeline (options `chip`, `toolkit`) and its passes.
+void registerCudaPipeline(DialectRegistry &registry);
+/// Each top-level loop nest of a host function as one gpu.launch
+/// (lib/Lowering/MapLoopsToGpu.cpp).
+std::unique_ptr<Pass> createMapLoopsToGpuPass();
+/// After gpu-kernel-outlining: every kernel in one gpu.module, identical
+/// ones once.
+std::unique_ptr<Pass> createMergeGpuModulesPass();
+/// Long reductions with few outputs in two parallel steps (before
+/// bufferization; for GPUs).
+std::unique_ptr<Pass> createSplitReductionsPass();
 
 /// Registers the passes of the CPU pipeline and the pipelines
 /// `tessel-cpu-lowering` and `tessel-cpu-pipeline{cpu=NAME function=NAME}`

@@ -34,6 +34,8 @@ struct Target {
   /// The registered pass pipeline from linalg on tensors (after
   /// tessel-lower-to-linalg{target=NAME}) to the target's IR.
   std::string loweringPipeline;
+  /// Whether the pipeline takes the GPU architecture (`{chip=sm_90}`).
+  bool takesGpuArch = false;
 };
 
 /// Adds (or replaces) a target. The built-in ones (`cpu`) are registered

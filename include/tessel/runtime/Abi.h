@@ -81,6 +81,18 @@ void tessel_rt_gemm_f64(TESSEL_RT_MEMREF(double, a),
                         TESSEL_RT_MEMREF(double, b),
                         TESSEL_RT_MEMREF(double, c), int64_t batch, int64_t m,
                         int64_t n, int64_t k, int64_t transA, int64_t transB);
+/* bf16 and f16 (their bits as uint16_t), accumulated in f32: targets that
+ * keep 16-bit matmuls (cuda) call these; the cpu target widens to f32. */
+void tessel_rt_gemm_bf16(TESSEL_RT_MEMREF(uint16_t, a),
+                         TESSEL_RT_MEMREF(uint16_t, b),
+                         TESSEL_RT_MEMREF(uint16_t, c), int64_t batch,
+                         int64_t m, int64_t n, int64_t k, int64_t transA,
+                         int64_t transB);
+void tessel_rt_gemm_f16(TESSEL_RT_MEMREF(uint16_t, a),
+                        TESSEL_RT_MEMREF(uint16_t, b),
+                        TESSEL_RT_MEMREF(uint16_t, c), int64_t batch,
+                        int64_t m, int64_t n, int64_t k, int64_t transA,
+                        int64_t transB);
 
 #define TESSEL_RT_DECLARE_COLLECTIVE(suffix, T)                                \
   void tessel_rt_collective_##suffix(TESSEL_RT_MEMREF(T, in),                  \

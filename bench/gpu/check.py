@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""Runs the GPU checks of bench/gpu/check.sh and writes one JSON report.
+
+Needs only Python and PyTorch on the GPU machine (no LLVM, MLIR or Tessel
+build): the executables and expected results come from prepare.sh.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import struct
+import subprocess
+import threading
+import time
+
+DTYPES = {"F32": ("f", 4), "F64": ("d", 8), "I32": ("i", 4), "I64": ("q", 8),
+          "BF16": ("bf16", 2), "F16": ("e", 2), "U8": ("B", 1),
+          "BOOL": ("B", 1), "I8": ("b", 1), "I16": ("h", 2)}
+
+
+def read_safetensors(path):
+    """name -> list of floats (bf16 widened), from a safetensors file."""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        fmt, size = DTYPES[info["dtype"]]
+        raw = data[begin:end]
+        count = len(raw) // size
+        if fmt == "bf16":
+            halves = struct.unpack("<%dH" % count, raw)
+            vals = [struct.unpack("<f", struct.pack("<I", h << 16))[0]
+                    for h in halves]
+        else:
+            vals = list(struct.unpack("<%d%s" % (count, fmt), raw))
+        out[name] = (info["dtype"], vals)
+    return out
+
+
+def compare(expected, actual, rtol, atol):
+    """Per tensor: max abs error and whether every element is close."""
+    report, ok = {}, True
+    for name, (dtype, want) in expected.items():
+        if name not in actual:
+            report[name] = "missing"
+            ok = False
+            continue
+        got = actual[name][1]
+        tol_r = 1e-2 if dtype in ("BF16", "F16") else rtol
+        worst, good = 0.0, len(got) == len(want)
+        for w, g in zip(want, got):
+            if math.isnan(w) or math.isnan(g):
+                good &= math.isnan(w) and math.isnan(g)
+                continue
+            if math.isinf(w) or math.isinf(g):
+                good &= w == g
+                continue
+            err = abs(w - g)
+            worst = max(worst, err)
+            good &= err <= atol + tol_r * abs(w)
+        report[name] = {"max_abs_err": worst, "ok": bool(good)}
+        ok &= good
+    return ok, report
+
+
+def run(cmd, timeout, env=None):
+    start = time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True,
+                           timeout=timeout, env=env)
+        return p.returncode, p.stdout + p.stderr, time.time() - start
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"") + (e.stderr or b"")
+        if isinstance(out, bytes):
+            out = out.decode(errors="replace")
+        return 124, out, time.time() - start
+
+
+def losses(text):
+    return [float(m.group(1)) for m in
+            re.finditer(r"^step \d+: loss ([-0-9.e+naninf]+)", text, re.M)]
+
+
+class PeakMemory:
+    """Polls nvidia-smi for the GPU's used memory while a run lasts."""
+
+    def __init__(self):
+        self.peak, self.stop = 0, False
+        self.thread = threading.Thread(target=self.poll, daemon=True)
+
+    def poll(self):
+        while not self.stop:
+            try:
+                out = subprocess.run(
+                    ["nvidia-smi", "--query-gpu=memory.used",
+                     "--format=csv,noheader,nounits", "-i", "0"],
+                    capture_output=True, text=True, timeout=5).stdout
+                self.peak = max(self.peak, int(out.split()[0]))
+            except Exception:  # noqa: BLE001 - best effort
+                pass
+            time.sleep(0.2)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop = True
+        self.thread.join()
+
+
+def op_zoo(p):
+    cases = {}
+    for name in ["op-zoo", "softmax-nan", "dropout", "top-k", "cumsum",
+                 "float-conversions"]:
+        exe = os.path.join(p, name)
+        out_st = os.path.join(p, name + ".gpu.st")
+        rc, text, secs = run([exe, "--steps", "1", "--save", out_st], 120)
+        case = {"rc": rc, "seconds": round(secs, 2)}
+        if rc == 0:
+            ok, detail = compare(
+                read_safetensors(os.path.join(p, name + ".expected.st")),
+                read_safetensors(out_st), 1e-4, 1e-5)
+            case.update(ok=ok, tensors=detail)
+        else:
+            case.update(ok=False, output=text[-2000:])
+        cases[name] = case
+    return cases
+
+
+def gpt_steps(p):
+    cases = {}
+    for name, tol in [("gpt-f32", 1e-3), ("gpt-bf16", 3e-2)]:
+        with open(os.path.join(p, name + ".cpu.txt")) as f:
+            want = losses(f.read())
+        rc, text, secs = run([os.path.join(p, name), "--steps", "5"], 300)
+        got = losses(text)
+        ok = rc == 0 and len(got) == len(want) and all(
+            abs(a - b) <= tol * abs(b) for a, b in zip(got, want))
+        cases[name] = {"ok": ok, "rc": rc, "gpu_losses": got,
+                       "cpu_losses": want, "rel_tol": tol,
+                       "output": text[-1500:]}
+    return cases
+
+
+def gemm(p):
+    res = {}
+    rc, text, _ = run([os.path.join(p, "gemm"), "--steps", "30"], 300)
+    m = re.search(r"summary: ([0-9.]+) ms/step.*?([0-9.]+) GFLOP/s per rank",
+                  text)
+    res["tessel"] = {"rc": rc, "output": text[-800:]}
+    if m:
+        ms = float(m.group(1))
+        res["tessel"].update(ms_per_step=ms,
+                             tflops=round(2 * 8192 ** 3 / (ms / 1e3) / 1e12, 1),
+                             runtime_tflops=round(float(m.group(2)) / 1e3, 1))
+    try:
+        import torch
+        a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+        for _ in range(5):
+            torch.matmul(a, b)
+        torch.cuda.synchronize()
+        start, n = time.time(), 30
+        for _ in range(n):
+            torch.matmul(a, b)
+        torch.cuda.synchronize()
+        secs = (time.time() - start) / n
+        res["torch"] = {"version": torch.__version__,
+                        "ms": round(secs * 1e3, 3),
+                        "tflops": round(2 * 8192 ** 3 / secs / 1e12, 1)}
+        del a, b
+        torch.cuda.empty_cache()
+    except Exception as e:  # noqa: BLE001
+        res["torch"] = {"error": repr(e)}
+    if "tflops" in res["tessel"] and "tflops" in res.get("torch", {}):
+        res["ratio"] = round(res["tessel"]["tflops"] / res["torch"]["tflops"], 3)
+    return res
+
+
+def gpt350m(p):
+    with open(os.path.join(p, "gpt350m.args")) as f:
+        args = f.read().split()
+    dims = {args[i][2:]: int(args[i + 1]) for i in range(1, len(args), 2)}
+    L, H, V, S, B = (dims["layers"], dims["hidden"], dims["vocab"],
+                     dims["seq"], dims["batch"])
+    params = L * 12 * H * H + V * H + S * H  # weights; biases and norms small
+    with PeakMemory() as mem:
+        rc, text, secs = run([os.path.join(p, "gpt350m"), "--steps", "4"],
+                             int(os.environ.get("TESSEL_GPU_BIG_TIMEOUT", "420")))
+    res = {"rc": rc, "seconds": round(secs, 1), "params_approx": params,
+           "peak_gpu_mib": mem.peak, "losses": losses(text),
+           "output": text[-1500:]}
+    m = re.search(r"summary: ([0-9.]+) ms/step", text)
+    if m:
+        ms = float(m.group(1))
+        tokens = B * S / (ms / 1e3)
+        flops = (6 * params + 12 * L * H * S) * tokens
+        res.update(ms_per_step=ms, tokens_per_s=round(tokens),
+                   mfu_vs_989_tflops=round(flops / 989e12, 4))
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--payload", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--only", default="zoo,gpt,gemm,gpt350m")
+    a = ap.parse_args()
+    report = {"date": time.strftime("%Y-%m-%d %H:%M:%S")}
+    smi = run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
+               "--format=csv,noheader"], 20)[1].strip()
+    report["gpu"] = smi
+    steps = {"zoo": op_zoo, "gpt": gpt_steps, "gemm": gemm,
+             "gpt350m": gpt350m}
+    for key in a.only.split(","):
+        start = time.time()
+        try:
+            report[key] = steps[key](a.payload)
+        except Exception as e:  # noqa: BLE001
+            report[key] = {"error": repr(e)}
+        report[key + "_seconds"] = round(time.time() - start, 1)
+        with open(a.out, "w") as f:
+            json.dump(report, f, indent=1)
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

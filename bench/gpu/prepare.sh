@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Builds what bench/gpu/check.sh runs on a GPU machine, here (no GPU needed):
+# executables compiled with --target cuda, and the expected results computed
+# by the reference interpreter and the CPU executables.
+#
+#   bench/gpu/prepare.sh [PAYLOAD]     (default build/gpu-payload)
+#
+# Then carry PAYLOAD to the GPU machine and run bench/gpu/check.sh OUT there.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=${TESSEL_BIN:-$ROOT/build/bin}
+P=${1:-$ROOT/build/gpu-payload}
+ARCH=${TESSEL_GPU_ARCH:-sm_90}
+rm -rf "$P" && mkdir -p "$P"
+IN=$ROOT/test/compile/Inputs
+
+# (1) The op zoo and the ops whose results depend on position or order:
+# compiled for the GPU, expected results from the interpreter.
+for c in op-zoo:zoo softmax-nan:f dropout:f top-k:f cumsum:f float-conversions:f; do
+  file=${c%%:*}; fn=${c##*:}
+  "$BIN/tessel-compile" "$IN/$file.mlir" --entry "$fn" --target cuda \
+    --gpu-arch "$ARCH" -o "$P/$file"
+  "$BIN/tessel-interp" "$IN/$file.mlir" --func "$fn" --save "$P/$file.expected.st" > /dev/null
+done
+
+# (2) GPT train steps (AdamW), f32 and mixed bf16: GPU executables, and the
+# CPU executables' losses over 5 steps.
+GPT="gpt --layers 2 --hidden 128 --heads 4 --vocab 256 --seq 64 --batch 8"
+"$BIN/tessel-models" $GPT -o "$P/gpt.mlir"
+for v in f32:adamw bf16:"adamw compute-type=bf16"; do
+  name=gpt-${v%%:*}; opt=${v#*:}
+  "$BIN/tessel-compile" "$P/gpt.mlir" --optimizer "$opt" --target cuda \
+    --gpu-arch "$ARCH" -o "$P/$name"
+  "$BIN/tessel-compile" "$P/gpt.mlir" --optimizer "$opt" -o "$P/$name.cpu"
+  "$P/$name.cpu" --steps 5 > "$P/$name.cpu.txt"
+  rm "$P/$name.cpu"
+done
+
+# (3) cuBLASLt GEMM 8192^3 bf16 as a compiled program.
+"$BIN/tessel-compile" "$ROOT/bench/gpu/gemm.mlir" --entry gemm --target cuda \
+  --gpu-arch "$ARCH" -o "$P/gemm"
+
+# (4) A ~350M-parameter GPT step (mixed bf16): tokens/s, MFU, peak memory.
+BIG="gpt --layers 24 --hidden 1024 --heads 16 --vocab 50304 --seq 1024 --batch 8"
+echo "$BIG" > "$P/gpt350m.args"
+"$BIN/tessel-models" $BIG -o "$P/gpt350m.mlir"
+"$BIN/tessel-compile" "$P/gpt350m.mlir" --optimizer "adamw compute-type=bf16" \
+  --target cuda --gpu-arch "$ARCH" -o "$P/gpt350m"
+rm -f "$P"/*.mlir
+du -sh "$P"

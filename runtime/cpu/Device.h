@@ -1,0 +1,39 @@
+//===- Device.h - what the runtime asks of the device it runs on -*- C++ -*-===//
+//
+// The runtime (flags, the program description, ranks, steps, checkpoints,
+// communication) is the same for every target; the device its compiled code
+// runs on differs in four things, declared here and implemented once per
+// target: HostDevice.cpp (CPUs) and runtime/cuda/CudaDevice.cpp (NVIDIA
+// GPUs). tessel-compile links the target's implementation.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSEL_RUNTIME_DEVICE_H
+#define TESSEL_RUNTIME_DEVICE_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace tessel::rt {
+
+/// Before any rank starts: `localRanks` ranks run on this machine (threads
+/// of this process, or processes of mpirun). Returns why this machine cannot
+/// run them ("" when it can).
+std::string prepareDevices(int64_t localRanks);
+
+/// On a rank's own thread, before anything else: binds it to the device of
+/// local rank `localRank`. Returns why it cannot ("" when it can).
+std::string bindRankDevice(int64_t localRank);
+
+/// Memory that compiled code and the runtime both address, 64-byte aligned
+/// (null when there is none left); freed with freeDeviceMemory.
+void *allocateDeviceMemory(size_t bytes);
+void freeDeviceMemory(void *p);
+
+/// The device, for the run's header ("cpu", "NVIDIA H200 (sm_90)").
+std::string deviceDescription();
+
+} // namespace tessel::rt
+
+#endif // TESSEL_RUNTIME_DEVICE_H
