@@ -16,7 +16,8 @@ IN=$ROOT/test/compile/Inputs
 
 # (1) The op zoo and the ops whose results depend on position or order:
 # compiled for the GPU, expected results from the interpreter.
-for c in op-zoo:zoo softmax-nan:f dropout:f top-k:f cumsum:f float-conversions:f; do
+for c in op-zoo:zoo softmax-nan:f dropout:f top-k:f cumsum:f float-conversions:f \
+         long-reductions:f; do
   file=${c%%:*}; fn=${c##*:}
   "$BIN/tessel-compile" "$IN/$file.mlir" --entry "$fn" --target cuda \
     --gpu-arch "$ARCH" -o "$P/$file"
@@ -46,5 +47,12 @@ echo "$BIG" > "$P/gpt350m.args"
 "$BIN/tessel-models" $BIG -o "$P/gpt350m.mlir"
 "$BIN/tessel-compile" "$P/gpt350m.mlir" --optimizer "adamw compute-type=bf16" \
   --target cuda --gpu-arch "$ARCH" -o "$P/gpt350m"
+
+# (5) For profiles (check.sh with TESSEL_GPU_ONLY=profile): the same widths,
+# two layers, traced per kernel.
+PROF="gpt --layers 2 --hidden 1024 --heads 16 --vocab 50304 --seq 1024 --batch 8"
+"$BIN/tessel-models" $PROF -o "$P/gptprof.mlir"
+"$BIN/tessel-compile" "$P/gptprof.mlir" --optimizer "adamw compute-type=bf16" \
+  --target cuda --gpu-arch "$ARCH" -o "$P/gptprof"
 rm -f "$P"/*.mlir
 du -sh "$P"

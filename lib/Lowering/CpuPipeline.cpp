@@ -263,6 +263,10 @@ LogicalResult mlir::tessel::buildScalarMathPipeline(OpPassManager &pm) {
   return success();
 }
 
+LogicalResult mlir::tessel::buildHostToLLVMPipeline(OpPassManager &pm) {
+  return parsePassPipeline(kPipelineToLLVM, pm);
+}
+
 LogicalResult mlir::tessel::buildCpuLoweringPipeline(OpPassManager &pm) {
   if (failed(buildBufferizePipeline(pm)))
     return failure();

@@ -43,10 +43,11 @@ using namespace mlir::tessel;
 namespace {
 
 /// Step 2 and 3, after the shared passes. %s: chip, toolkit.
-constexpr const char *kToKernels =
+constexpr const char *kToLaunches =
     "convert-linalg-to-parallel-loops,"
     "canonicalize,"
-    "tessel-map-loops-to-gpu,"
+    "tessel-map-loops-to-gpu";
+constexpr const char *kToKernels =
     "gpu-kernel-outlining,"
     "tessel-merge-gpu-modules,"
     "expand-strided-metadata,"
@@ -78,11 +79,18 @@ struct CudaPipelineOptions : PassPipelineOptions<CudaPipelineOptions> {
       llvm::cl::init(TESSEL_CUDA_TOOLKIT)};
 };
 
-LogicalResult buildCudaLoweringPipeline(OpPassManager &pm,
-                                        const CudaPipelineOptions &options) {
+/// Up to gpu.launch ops in host functions.
+LogicalResult buildLaunchPipeline(OpPassManager &pm) {
   pm.addPass(createSplitReductionsPass());
   if (failed(buildBufferizePipeline(pm)) ||
-      failed(buildScalarMathPipeline(pm)) ||
+      failed(buildScalarMathPipeline(pm)))
+    return failure();
+  return parsePassPipeline(kToLaunches, pm);
+}
+
+LogicalResult buildCudaLoweringPipeline(OpPassManager &pm,
+                                        const CudaPipelineOptions &options) {
+  if (failed(buildLaunchPipeline(pm)) ||
       failed(parsePassPipeline(kToKernels, pm)))
     return failure();
   std::string attach =
@@ -110,5 +118,18 @@ void mlir::tessel::registerCudaPipeline(DialectRegistry &registry) {
       [](OpPassManager &pm, const CudaPipelineOptions &options) {
         if (failed(buildCudaLoweringPipeline(pm, options)))
           llvm::report_fatal_error("the CUDA pipeline does not parse");
+      });
+  registerPass([] { return createGpuLaunchesToLoopsPass(); });
+  PassPipelineRegistration<>(
+      "tessel-gpu-emulation-lowering",
+      "The cuda pipeline's mapping of loops to launches, then every launch "
+      "run as host loops and the CPU's lowering: checks the GPU mapping on "
+      "machines without a GPU (tessel-compile --lowering-pipeline)",
+      [](OpPassManager &pm) {
+        if (failed(buildLaunchPipeline(pm)))
+          llvm::report_fatal_error("the emulation pipeline does not parse");
+        pm.addPass(createGpuLaunchesToLoopsPass());
+        if (failed(buildHostToLLVMPipeline(pm)))
+          llvm::report_fatal_error("the emulation pipeline does not parse");
       });
 }

@@ -112,8 +112,32 @@ void emitLaunch(Operation *loop, int64_t total,
   loop->erase();
 }
 
-/// scf.parallel (lb, ub, step) -> a flattened launch.
-LogicalResult mapParallel(scf::ParallelOp loop) {
+/// The perfect nest of scf.for loops (no iteration arguments) from `outer`
+/// down to an scf.parallel, or failure (a sequential nest).
+FailureOr<std::pair<SmallVector<scf::ForOp>, scf::ParallelOp>>
+forsAroundParallel(scf::ForOp outer) {
+  SmallVector<scf::ForOp> fors;
+  Operation *cur = outer;
+  while (auto f = dyn_cast<scf::ForOp>(cur)) {
+    if (!f.getInitArgs().empty() || f.getBody()->getOperations().size() != 2)
+      return failure();
+    fors.push_back(f);
+    cur = &f.getBody()->front();
+  }
+  auto par = dyn_cast<scf::ParallelOp>(cur);
+  if (!par)
+    return failure();
+  return std::make_pair(fors, par);
+}
+
+/// Replaces `root` (`loop`, or scf.for loops `fors` around it) by a launch
+/// flattened over `loop`'s iteration space; each thread runs `fors`, if
+/// any, around its point of the body. Reduction loops outside the parallel
+/// ones (convert-linalg-to-parallel-loops keeps the op's loop order, e.g.
+/// a bias gradient's [reduction, reduction, parallel]) move inside: every
+/// point still accumulates in the same order.
+LogicalResult mapParallel(Operation *root, scf::ParallelOp loop,
+                          ArrayRef<scf::ForOp> fors) {
   SmallVector<int64_t> counts;
   for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(),
                                        loop.getUpperBound(), loop.getStep())) {
@@ -126,7 +150,7 @@ LogicalResult mapParallel(scf::ParallelOp loop) {
   for (int64_t n : counts)
     total *= n;
   if (total == 0) {
-    loop->erase();
+    root->erase();
     return success();
   }
   auto bind = [&](OpBuilder &g, Value id, IRMapping &map) {
@@ -144,10 +168,18 @@ LogicalResult mapParallel(scf::ParallelOp loop) {
                                         scaled)
                       .getResult());
     }
+    for (scf::ForOp f : fors) {
+      auto inner = scf::ForOp::create(
+          g, f.getLoc(), map.lookupOrDefault(f.getLowerBound()),
+          map.lookupOrDefault(f.getUpperBound()),
+          map.lookupOrDefault(f.getStep()));
+      map.map(f.getInductionVar(), inner.getInductionVar());
+      g.setInsertionPoint(inner.getBody()->getTerminator());
+    }
   };
   SmallVector<Operation *> body = llvm::to_vector(llvm::map_range(
       loop.getBody()->without_terminator(), [](Operation &op) { return &op; }));
-  emitLaunch(loop, total, bind, body);
+  emitLaunch(root, total, bind, body);
   return success();
 }
 
@@ -180,14 +212,20 @@ struct MapLoopsToGpuPass
             nests.push_back(&op);
     });
     for (Operation *op : nests) {
-      if (auto par = dyn_cast<scf::ParallelOp>(op)) {
-        if (failed(mapParallel(par))) {
-          op->emitError("a parallel loop with non-constant bounds cannot be "
-                        "mapped to the GPU");
-          return signalPassFailure();
+      scf::ParallelOp par = dyn_cast<scf::ParallelOp>(op);
+      SmallVector<scf::ForOp> fors;
+      if (auto f = dyn_cast<scf::ForOp>(op)) {
+        auto nest = forsAroundParallel(f);
+        if (failed(nest)) {
+          mapSequential(f);
+          continue;
         }
-      } else {
-        mapSequential(cast<scf::ForOp>(op));
+        std::tie(fors, par) = *nest;
+      }
+      if (failed(mapParallel(op, par, fors))) {
+        op->emitError("a parallel loop with non-constant bounds cannot be "
+                      "mapped to the GPU");
+        return signalPassFailure();
       }
     }
   }
@@ -336,7 +374,57 @@ struct SplitReductionsPass
   }
 };
 
+/// Runs every gpu.launch on the host: loops over its blocks and threads
+/// around the body. With it, the GPU mapping (split reductions, flattened
+/// launches, moved reduction loops) runs through the CPU backend and is
+/// checked against the interpreter on machines without a GPU
+/// (tessel-gpu-emulation-lowering).
+struct GpuLaunchesToLoopsPass
+    : PassWrapper<GpuLaunchesToLoopsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuLaunchesToLoopsPass)
+  StringRef getArgument() const override {
+    return "tessel-gpu-launches-to-loops";
+  }
+  StringRef getDescription() const override {
+    return "Each gpu.launch as host loops over its blocks and threads (to "
+           "test the GPU mapping without a GPU)";
+  }
+  void runOnOperation() override {
+    SmallVector<gpu::LaunchOp> launches;
+    getOperation().walk([&](gpu::LaunchOp l) { launches.push_back(l); });
+    for (gpu::LaunchOp launch : launches) {
+      Location loc = launch.getLoc();
+      OpBuilder b(launch);
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      IRMapping map;
+      gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+      gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+      auto bindDims = [&](gpu::KernelDim3 args, gpu::KernelDim3 values) {
+        map.map(args.x, values.x);
+        map.map(args.y, values.y);
+        map.map(args.z, values.z);
+      };
+      bindDims(launch.getGridSize(), grid);
+      bindDims(launch.getBlockSize(), block);
+      auto bx = scf::ForOp::create(b, loc, zero, grid.x, one);
+      b.setInsertionPoint(bx.getBody()->getTerminator());
+      auto tx = scf::ForOp::create(b, loc, zero, block.x, one);
+      b.setInsertionPoint(tx.getBody()->getTerminator());
+      bindDims(launch.getBlockIds(), {bx.getInductionVar(), zero, zero});
+      bindDims(launch.getThreadIds(), {tx.getInductionVar(), zero, zero});
+      for (Operation &op : launch.getBody().front().without_terminator())
+        b.clone(op, map);
+      launch.erase();
+    }
+  }
+};
+
 } // namespace
+
+std::unique_ptr<Pass> mlir::tessel::createGpuLaunchesToLoopsPass() {
+  return std::make_unique<GpuLaunchesToLoopsPass>();
+}
 
 std::unique_ptr<Pass> mlir::tessel::createSplitReductionsPass() {
   return std::make_unique<SplitReductionsPass>();

@@ -25,7 +25,8 @@ namespace tessel::rt {
 /// One complete event of a Chrome/Perfetto trace ("ph": "X").
 struct TraceEvent {
   std::string name;
-  const char *category; ///< "compute", "communication" or "step"
+  /// "compute", "communication", "step" or "kernel" (GPU targets)
+  const char *category;
   double startUs, durationUs;
 };
 

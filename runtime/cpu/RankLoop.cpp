@@ -266,6 +266,7 @@ void printHeader(const Run &run, const Communicator &comm) {
     if (std::string device = deviceDescription(); !device.empty())
       llvm::outs() << ", on " << device;
     llvm::outs() << "\n";
+    llvm::outs().flush();
     if (!e.mesh->devices.empty()) {
       llvm::outs() << "tessel: mesh positions 0.." << mesh.numDevices() - 1
                    << " run on ranks";

@@ -11,10 +11,13 @@
 //  * kernels are looked up once per name, and every launch of a thread goes
 //    to one stream (cudaStreamPerThread): the stream the kernels ask for is
 //    not created and destroyed per launch;
-//  * a launch or kernel failure ends the run naming the kernel.
+//  * a launch or kernel failure ends the run naming the kernel;
+//  * with --trace, each kernel is a span from its launch to the end of the
+//    synchronization after it (category "kernel", named after the kernel).
 //
 //===----------------------------------------------------------------------===//
 
+#include "../cpu/RankContext.h"
 #include "CudaCheck.h"
 
 #include <cuda_runtime_api.h>
@@ -56,6 +59,20 @@ void load(LazyModule &m) {
   std::exit(1);
 }
 
+/// Kernel handles' names, for trace spans.
+std::mutex namesMutex;
+std::unordered_map<void *, std::string> &kernelNames() {
+  static std::unordered_map<void *, std::string> names;
+  return names;
+}
+
+/// The launch a traced rank waits for: its kernel and start.
+struct PendingLaunch {
+  void *kernel = nullptr;
+  double startUs = 0;
+};
+thread_local PendingLaunch pending;
+
 } // namespace
 
 extern "C" void *mgpuModuleLoad(void *data, size_t /*size*/) {
@@ -77,9 +94,12 @@ extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
   std::call_once(m.loaded, [&] { load(m); });
   std::lock_guard<std::mutex> lock(m.mutex);
   auto [it, fresh] = m.kernels.try_emplace(name, nullptr);
-  if (fresh)
+  if (fresh) {
     check(cudaLibraryGetKernel(&it->second, m.library, name),
           ("the kernel " + std::string(name)).c_str());
+    std::lock_guard<std::mutex> names(namesMutex);
+    kernelNames()[reinterpret_cast<void *>(it->second)] = name;
+  }
   return reinterpret_cast<void *>(it->second);
 }
 
@@ -92,6 +112,17 @@ extern "C" void mgpuStreamDestroy(void *) {}
 extern "C" void mgpuStreamSynchronize(void *stream) {
   check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)),
         "a GPU kernel failed");
+  tessel::rt::RankContext &ctx = tessel::rt::currentRank();
+  if (!ctx.tracing || !pending.kernel)
+    return;
+  std::string name;
+  {
+    std::lock_guard<std::mutex> names(namesMutex);
+    name = kernelNames()[pending.kernel];
+  }
+  ctx.events.push_back({std::move(name), "kernel", pending.startUs,
+                        ctx.nowUs() - pending.startUs});
+  pending.kernel = nullptr;
 }
 
 extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
@@ -100,6 +131,9 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
                                  intptr_t blockZ, int32_t smem, void *stream,
                                  void **params, void ** /*extra*/,
                                  size_t /*paramsCount*/) {
+  tessel::rt::RankContext &ctx = tessel::rt::currentRank();
+  if (ctx.tracing)
+    pending = {function, ctx.nowUs()};
   dim3 grid{unsigned(gridX), unsigned(gridY), unsigned(gridZ)};
   dim3 block{unsigned(blockX), unsigned(blockY), unsigned(blockZ)};
   check(cudaLaunchKernel(function, grid, block, params, size_t(smem),

@@ -86,6 +86,12 @@ cl::opt<std::string> gpuArch(
              "compiled for (sm_90 default, sm_80, ...); the executable embeds "
              "its code and PTX, which newer GPUs compile when loading"),
     cl::init("sm_90"), cl::cat(category));
+cl::opt<std::string> loweringPipeline(
+    "lowering-pipeline",
+    cl::desc("Lower with this registered pipeline instead of the target's "
+             "(for pass authors; e.g. tessel-gpu-emulation-lowering runs the "
+             "cuda target's loop mapping on the CPU)"),
+    cl::Hidden, cl::cat(category));
 cl::opt<std::string> emit("emit",
                           cl::desc("Stop after: tessel (propagated), local "
                                    "(partitioned), linalg, llvm (IR), obj, "
@@ -404,6 +410,8 @@ int main(int argc, char **argv) {
   std::string lowering = device->loweringPipeline;
   if (device->takesGpuArch)
     lowering += "{chip=" + gpuArch + "}";
+  if (!loweringPipeline.empty())
+    lowering = loweringPipeline;
   if (failed(runPipeline(*module, lowering + ",tessel-emit-entry", tm, root)))
     return 1;
   return emitNative(*module, *cpu, root);

@@ -77,6 +77,11 @@ std::unique_ptr<Pass> createMergeGpuModulesPass();
 /// Long reductions with few outputs in two parallel steps (before
 /// bufferization; for GPUs).
 std::unique_ptr<Pass> createSplitReductionsPass();
+/// Each gpu.launch as host loops (to test the GPU mapping without a GPU).
+std::unique_ptr<Pass> createGpuLaunchesToLoopsPass();
+/// The CPU pipeline's last part: loops, memrefs, arith, math and functions
+/// to the LLVM dialect.
+LogicalResult buildHostToLLVMPipeline(OpPassManager &pm);
 
 /// Registers the passes of the CPU pipeline and the pipelines
 /// `tessel-cpu-lowering` and `tessel-cpu-pipeline{cpu=NAME function=NAME}`
