@@ -24,11 +24,16 @@ TEST(Targets, RegistryHoldsCpuAndNewTargets) {
   const Target *cpu = lookupTarget("cpu");
   ASSERT_NE(cpu, nullptr);
   EXPECT_EQ(cpu->loweringPipeline, "tessel-cpu-lowering");
+  EXPECT_FALSE(cpu->takesGpuArch);
+  const Target *cuda = lookupTarget("cuda");
+  ASSERT_NE(cuda, nullptr);
+  EXPECT_EQ(cuda->loweringPipeline, "tessel-cuda-lowering");
+  EXPECT_TRUE(cuda->takesGpuArch);
   EXPECT_EQ(lookupTarget("gpu"), nullptr);
   registerTarget({"test-device", "for this test", [](RewritePatternSet &) {},
                   "tessel-cpu-lowering"});
   EXPECT_NE(lookupTarget("test-device"), nullptr);
-  EXPECT_EQ(listTargets(), "cpu, test-device");
+  EXPECT_EQ(listTargets(), "cpu, cuda, test-device");
 }
 
 TEST(Targets, SharedLoweringLeavesMatmulsAndTheirTypesToTheTarget) {

@@ -91,7 +91,7 @@ cl::opt<std::string> loweringPipeline(
     cl::desc("Lower with this registered pipeline instead of the target's "
              "(for pass authors; e.g. tessel-gpu-emulation-lowering runs the "
              "cuda target's loop mapping on the CPU)"),
-    cl::Hidden, cl::cat(category));
+    cl::cat(category));
 cl::opt<std::string> emit("emit",
                           cl::desc("Stop after: tessel (propagated), local "
                                    "(partitioned), linalg, llvm (IR), obj, "
