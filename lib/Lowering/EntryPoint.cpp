@@ -90,10 +90,18 @@ struct ExportEntryPass
                      "only public one)")};
   Option<std::string> cpu{
       *this, "cpu", llvm::cl::desc("The CPU, as tessel-compile --cpu")};
+  Option<std::string> eval{
+      *this, "eval",
+      llvm::cl::desc("Entry functions (among `function`) that are "
+                     "evaluations: run beside their mesh's step, reading its "
+                     "parameters (comma-separated)")};
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> entries = findEntries(module, function);
+    std::string all = function;
+    if (!eval.empty())
+      all += (all.empty() ? "" : ",") + eval;
+    SmallVector<func::FuncOp> entries = findEntries(module, all);
     if (entries.empty())
       return signalPassFailure();
     llvm::Expected<mlir::tessel::CpuSelection> selected =
@@ -110,6 +118,13 @@ struct ExportEntryPass
     if (failed(program))
       return signalPassFailure();
     program->target = selected->described;
+    SmallVector<StringRef> evals;
+    StringRef(eval).split(evals, ',', -1, false);
+    for (tp::Entry &e : program->entries)
+      if (llvm::is_contained(llvm::map_range(evals,
+                                             [](StringRef n) { return n.trim(); }),
+                             e.name))
+        e.kind = "eval";
     if (llvm::Error err = tp::validateProgram(*program)) {
       entries.front().emitError() << llvm::toString(std::move(err));
       return signalPassFailure();

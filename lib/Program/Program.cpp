@@ -142,6 +142,12 @@ llvm::Error parseEntry(const llvm::json::Object &o, Entry &e) {
   e.name = name->str();
   e.symbol = symbol->str();
   e.mesh = mesh->str();
+  if (auto kind = o.getString("kind")) {
+    if (*kind != "step" && *kind != "eval")
+      return fail("entry '" + e.name + "': kind must be step or eval, not '" +
+                  *kind + "'");
+    e.kind = kind->str();
+  }
   if (!readInts(o.getArray("groups"), e.groups))
     return fail("entry '" + e.name + "' needs groups (integers)");
   for (auto [key, list] : {std::pair{"arguments", &e.arguments},
@@ -283,13 +289,17 @@ std::string program::printProgram(const Program &p) {
   for (const CommGroup &g : p.groups)
     groups.push_back(
         llvm::json::Object{{"mesh", g.mesh}, {"axes", strings(g.axes)}});
-  for (const Entry &e : p.entries)
-    entries.push_back(llvm::json::Object{{"name", e.name},
-                                         {"symbol", e.symbol},
-                                         {"mesh", e.mesh},
-                                         {"groups", llvm::json::Array(e.groups)},
-                                         {"arguments", tensors(e.arguments)},
-                                         {"results", tensors(e.results)}});
+  for (const Entry &e : p.entries) {
+    llvm::json::Object o{{"name", e.name},
+                         {"symbol", e.symbol},
+                         {"mesh", e.mesh},
+                         {"groups", llvm::json::Array(e.groups)},
+                         {"arguments", tensors(e.arguments)},
+                         {"results", tensors(e.results)}};
+    if (e.kind != "step")
+      o["kind"] = e.kind;
+    entries.push_back(std::move(o));
+  }
   llvm::json::Object root{{"version", p.version},
                           {"meshes", std::move(meshes)},
                           {"groups", std::move(groups)},

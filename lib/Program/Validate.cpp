@@ -144,9 +144,41 @@ llvm::Error validateRoles(const Entry &e) {
 /// Every rank from 0 up runs exactly one entry (the ranks of its mesh), and
 /// entries run together do not share a result name (results are gathered
 /// and checkpointed by name).
+/// An evaluation entry runs on the mesh of one step entry and reads that
+/// step's carried arguments of the same names, laid out alike.
+llvm::Error validateEval(const Program &p, const Entry &eval) {
+  const Entry *step = nullptr;
+  for (const Entry &e : p.entries)
+    if (e.kind == "step" && e.mesh == eval.mesh)
+      step = &e;
+  if (!step)
+    return fail("evaluation entry '" + eval.name + "' runs on mesh '" +
+                eval.mesh + "', where no step entry runs; an evaluation "
+                "shares its step's devices");
+  for (const TensorInfo &a : eval.arguments) {
+    if (isCarried(a.role))
+      return fail("evaluation entry '" + eval.name + "': argument '" +
+                  a.name + "' is a " + roleName(a.role) +
+                  ", but evaluations carry nothing (they read their step's)");
+    for (const TensorInfo &s : step->arguments)
+      if (s.name == a.name && isCarried(s.role) &&
+          (s.dtype != a.dtype || s.globalShape != a.globalShape ||
+           s.dims != a.dims))
+        return fail("evaluation entry '" + eval.name + "' reads '" + a.name +
+                    "' of entry '" + step->name +
+                    "', but its type or layout differs there");
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error validateRanks(const Program &p) {
   std::vector<const Entry *> runner;
-  for (const Entry &e : p.entries)
+  for (const Entry &e : p.entries) {
+    if (e.kind == "eval") {
+      if (llvm::Error err = validateEval(p, e))
+        return err;
+      continue;
+    }
     for (int64_t r : p.findMesh(e.mesh)->ranks()) {
       if (r >= int64_t(runner.size()))
         runner.resize(r + 1, nullptr);
@@ -156,6 +188,7 @@ llvm::Error validateRanks(const Program &p) {
                     "'; their meshes need disjoint devices");
       runner[r] = &e;
     }
+  }
   for (auto [r, e] : llvm::enumerate(runner))
     if (!e)
       return fail("rank " + llvm::Twine(r) + " runs no entry; the entries' "
@@ -164,13 +197,16 @@ llvm::Error validateRanks(const Program &p) {
   if (p.entries.size() < 2)
     return llvm::Error::success();
   std::map<std::string, const Entry *> owner;
-  for (const Entry &e : p.entries)
+  for (const Entry &e : p.entries) {
+    if (e.kind != "step") // evaluations' results are reported, not saved
+      continue;
     for (const TensorInfo &t : e.results)
       if (auto [it, fresh] = owner.emplace(t.name, &e);
           !fresh && it->second != &e)
         return fail("entries '" + it->second->name + "' and '" + e.name +
                     "' both return '" + t.name + "'; results of entries " +
                     "run together need distinct names");
+  }
   return llvm::Error::success();
 }
 

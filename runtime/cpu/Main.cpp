@@ -36,6 +36,12 @@ llvm::cl::opt<int64_t> ranksOpt("ranks",
                                 llvm::cl::init(0), llvm::cl::cat(category));
 llvm::cl::opt<int64_t> steps("steps", llvm::cl::desc("Steps to run"),
                              llvm::cl::init(10), llvm::cl::cat(category));
+llvm::cl::opt<int64_t> evalEvery(
+    "eval-every",
+    llvm::cl::desc("Run the program's evaluations (tessel-compile --eval) "
+                   "every N steps, on the batch the next step takes, and "
+                   "print their loss (default 0: after the last step only)"),
+    llvm::cl::init(0), llvm::cl::cat(category));
 llvm::cl::opt<uint64_t> seed("seed",
                              llvm::cl::desc("Seed of the initialization and "
                                             "of generated batches"),
@@ -153,6 +159,7 @@ std::string checkFlags() {
   for (std::string why :
        {atLeast("steps", steps, 0), atLeast("print-every", printEvery, 1),
         atLeast("save-every", saveEvery, 0), atLeast("ranks", ranksOpt, 0),
+        atLeast("eval-every", evalEvery, 0),
         atLeast("timeout", timeoutSeconds, 1)})
     if (!why.empty())
       return why;
@@ -168,6 +175,7 @@ Options options() {
   o.steps = steps;
   o.printEvery = printEvery;
   o.saveEvery = saveEvery;
+  o.evalEvery = evalEvery;
   o.batchSize = batchSize;
   o.seed = seed;
   o.lr = lrOpt;

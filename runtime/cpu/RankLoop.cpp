@@ -15,6 +15,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <deque>
 #include <thread>
 
 using namespace tessel;
@@ -58,6 +59,15 @@ struct Stats {
   int64_t steps = 0;
 };
 
+/// An evaluation entry beside this rank's step: its own buffers, and the
+/// step's argument it reads instead, where it has one.
+struct Eval {
+  const EntryRun *entry = nullptr;
+  std::vector<Buffer> args, results; ///< args[a] null where fromStep[a]
+  std::vector<std::optional<unsigned>> fromStep;
+  std::optional<HostTensor> ids, labels;
+};
+
 /// One rank's entry, buffers and position.
 struct Rank {
   Run &run;
@@ -68,6 +78,7 @@ struct Rank {
   int64_t position; ///< on the entry's mesh
   std::vector<Buffer> args, results;
   std::optional<HostTensor> ids, labels; ///< global batches (--data)
+  std::deque<Eval> evals; ///< deque: Eval is not nothrow-movable
 
   const TensorInfo &arg(unsigned a) const {
     return entry.entry->arguments[a];
@@ -90,42 +101,80 @@ struct Rank {
   }
 };
 
-void materialize(Rank &rank) {
-  for (auto [a, info] : llvm::enumerate(rank.entry.entry->arguments)) {
-    rank.args.push_back(allocate(info));
-    const ArgumentSource &s = rank.entry.sources[a];
-    if (s.mapped)
-      program::sliceBlockBytes(s.mapped, info, rank.mesh, rank.position,
-                               rank.args.back().get());
-    else
-      program::fillBlock(info, s.spec, rank.run.options.seed, s.stream,
-                         rank.mesh, rank.position, rank.args.back().get());
-  }
-  for (const TensorInfo &info : rank.entry.entry->results)
-    rank.results.push_back(allocate(info));
-  const program::Bindings &b = rank.entry.roles;
-  // Token batches are filled into global tensors of the arguments' types.
-  if (b.tokens)
-    rank.ids.emplace(rank.arg(*b.tokens).dtype, rank.arg(*b.tokens).globalShape);
-  if (b.labels)
-    rank.labels.emplace(rank.arg(*b.labels).dtype,
-                        rank.arg(*b.labels).globalShape);
+/// This rank's block of argument `a` of `e`, from its file or its
+/// initialization.
+Buffer materializeArgument(const Rank &rank, const EntryRun &e, unsigned a) {
+  const TensorInfo &info = e.entry->arguments[a];
+  Buffer buffer = allocate(info);
+  const ArgumentSource &s = e.sources[a];
+  if (s.mapped)
+    program::sliceBlockBytes(s.mapped, info, rank.mesh, rank.position,
+                             buffer.get());
+  else
+    program::fillBlock(info, s.spec, rank.run.options.seed, s.stream,
+                       rank.mesh, rank.position, buffer.get());
+  return buffer;
 }
 
-/// The next batch of --data into the tokens and labels arguments.
-void loadBatch(Rank &rank, int64_t index) {
+/// Global tensors of the token and label arguments' types, which batches
+/// are filled into.
+void batchTensors(const EntryRun &e, std::optional<HostTensor> &ids,
+                  std::optional<HostTensor> &labels) {
+  const program::Bindings &b = e.roles;
+  const auto &args = e.entry->arguments;
+  if (b.tokens)
+    ids.emplace(args[*b.tokens].dtype, args[*b.tokens].globalShape);
+  if (b.labels)
+    labels.emplace(args[*b.labels].dtype, args[*b.labels].globalShape);
+}
+
+/// The evaluation entries on this rank's mesh, with their buffers.
+void materializeEvals(Rank &rank) {
+  for (const EntryRun &e : rank.run.evals) {
+    if (e.entry->mesh != rank.entry.entry->mesh)
+      continue;
+    Eval &eval = rank.evals.emplace_back();
+    eval.entry = &e;
+    for (auto [a, info] : llvm::enumerate(e.entry->arguments)) {
+      std::optional<unsigned> step;
+      for (auto [s, stepArg] : llvm::enumerate(rank.entry.entry->arguments))
+        if (stepArg.name == info.name && program::isCarried(stepArg.role))
+          step = unsigned(s);
+      eval.fromStep.push_back(step);
+      eval.args.push_back(step ? Buffer() : materializeArgument(rank, e, a));
+    }
+    for (const TensorInfo &info : e.entry->results)
+      eval.results.push_back(allocate(info));
+    batchTensors(e, eval.ids, eval.labels);
+  }
+}
+
+void materialize(Rank &rank) {
+  for (unsigned a = 0; a < rank.entry.entry->arguments.size(); ++a)
+    rank.args.push_back(materializeArgument(rank, rank.entry, a));
+  for (const TensorInfo &info : rank.entry.entry->results)
+    rank.results.push_back(allocate(info));
+  batchTensors(rank.entry, rank.ids, rank.labels);
+  materializeEvals(rank);
+}
+
+/// Batch `index` of --data into the tokens and labels arguments of `e`.
+void loadBatch(Rank &rank, const EntryRun &e, std::optional<HostTensor> &ids,
+               std::optional<HostTensor> &labels, std::vector<Buffer> &args,
+               int64_t index) {
   Run &run = rank.run;
-  const program::Bindings &b = rank.entry.roles;
-  if (llvm::Error err =
-          run.tokens->batch(index, rank.ids ? &*rank.ids : nullptr,
-                            rank.labels ? &*rank.labels : nullptr, run.vocab))
+  const program::Bindings &b = e.roles;
+  if (llvm::Error err = run.tokens->batch(index, ids ? &*ids : nullptr,
+                                          labels ? &*labels : nullptr,
+                                          run.vocab))
     rank.comm.fail(llvm::toString(std::move(err)));
-  if (rank.ids)
-    program::sliceBlock(*rank.ids, rank.arg(*b.tokens), rank.mesh,
-                        rank.position, rank.args[*b.tokens].get());
-  if (rank.labels)
-    program::sliceBlock(*rank.labels, rank.arg(*b.labels), rank.mesh,
-                        rank.position, rank.args[*b.labels].get());
+  const auto &infos = e.entry->arguments;
+  if (ids)
+    program::sliceBlock(*ids, infos[*b.tokens], rank.mesh, rank.position,
+                        args[*b.tokens].get());
+  if (labels)
+    program::sliceBlock(*labels, infos[*b.labels], rank.mesh, rank.position,
+                        args[*b.labels].get());
 }
 
 /// One optimizer step: run.microSteps calls, the last one applying. Returns
@@ -140,7 +189,8 @@ double optimizerStep(Rank &rank, int64_t k) {
     rank.setArgument(b.apply, j + 1 == run.microSteps ? 1.0 : 0.0);
     rank.setArgument(b.gradScale, 1.0 / double(run.microSteps));
     if (run.tokens && (b.tokens || b.labels))
-      loadBatch(rank, k * run.microSteps + j);
+      loadBatch(rank, rank.entry, rank.ids, rank.labels, rank.args,
+                k * run.microSteps + j);
     buffers.clear();
     for (auto &buffer : rank.args)
       buffers.push_back(buffer.get());
@@ -157,6 +207,57 @@ double optimizerStep(Rank &rank, int64_t k) {
   return lossSum / double(run.microSteps);
 }
 
+/// Point-to-point tags of the runtime's own messages to rank 0 (below
+/// MPI's guaranteed 32767): results by their index over all entries, and
+/// the loss report (kReportTag) and evaluations' losses (kReportTag + 1).
+constexpr int64_t kReportTag = 32000;
+
+/// Runs the evaluation entries after `stepsDone` steps, on the batch the
+/// next step would take, and prints their losses (rank 0). Every rank takes
+/// part in the report: an evaluation whose first rank is not rank 0 sends
+/// its loss there.
+void runEvals(Rank &rank, int64_t stepsDone) {
+  Run &run = rank.run;
+  for (const EntryRun &e : run.evals) {
+    Eval *mine = nullptr;
+    for (Eval &ev : rank.evals)
+      if (ev.entry == &e)
+        mine = &ev;
+    double loss = 0;
+    if (mine) {
+      const program::Bindings &b = e.roles;
+      if (run.tokens && (b.tokens || b.labels))
+        loadBatch(rank, e, mine->ids, mine->labels, mine->args,
+                  stepsDone * run.microSteps);
+      std::vector<void *> buffers;
+      for (auto [a, buffer] : llvm::enumerate(mine->args))
+        buffers.push_back(mine->fromStep[a] ? rank.args[*mine->fromStep[a]].get()
+                                            : buffer.get());
+      for (auto &buffer : mine->results)
+        buffers.push_back(buffer.get());
+      e.function(buffers.data());
+      completeSends(rank.ctx);
+      if (b.loss) {
+        int64_t i;
+        loadElement(e.entry->results[*b.loss].dtype,
+                    mine->results[*b.loss].get(), loss, i);
+      }
+    }
+    int64_t source = e.mesh->ranks().front();
+    if (source != 0 && rank.comm.rank() == source)
+      rank.comm.send(&loss, sizeof(loss), 0, kReportTag + 1, rank.comm.world());
+    if (source != 0 && rank.comm.rank() == 0)
+      rank.comm.recv(&loss, sizeof(loss), source, kReportTag + 1,
+                     rank.comm.world());
+    if (rank.comm.rank() == 0 && e.roles.loss) {
+      llvm::outs() << "eval @" << e.entry->name << " after step "
+                   << stepsDone << ": loss "
+                   << llvm::format("%.6f", loss) << "\n";
+      llvm::outs().flush();
+    }
+  }
+}
+
 /// Testing: --fail-rank dies (or hangs) at --fail-step.
 void maybeFail(const Options &o, int64_t rank, int64_t k) {
   if (rank != o.failRank || k != o.failStep)
@@ -169,11 +270,6 @@ void maybeFail(const Options &o, int64_t rank, int64_t k) {
     std::this_thread::sleep_for(std::chrono::hours(1));
   std::_Exit(3); // dies without a word to the others
 }
-
-/// Point-to-point tags of the runtime's own messages to rank 0 (below
-/// MPI's guaranteed 32767): results by their index over all entries, and
-/// the loss report.
-constexpr int64_t kReportTag = 32000;
 
 /// Assembles every entry's global results on rank 0 from every rank's
 /// blocks (`local(r)`: this rank's block of its entry's result r): each
@@ -367,6 +463,9 @@ void stepLoop(Rank &rank) {
       return roles.feeds[r] ? rank.args[*roles.feeds[r]].get()
                             : rank.results[r].get();
     };
+    if (!run.evals.empty() &&
+        ((o.evalEvery > 0 && (k + 1) % o.evalEvery == 0) || lastStep))
+      runEvals(rank, k + 1);
     bool save = !o.ckptDir.empty() &&
                 ((o.saveEvery > 0 && (k + 1) % o.saveEvery == 0) || lastStep);
     if (save || (lastStep && !o.saveFile.empty()))

@@ -28,7 +28,8 @@ namespace tessel::rt {
 
 /// The command line of a compiled program (docs/running.md).
 struct Options {
-  int64_t steps = 10, printEvery = 1, saveEvery = 0, batchSize = 0;
+  int64_t steps = 10, printEvery = 1, saveEvery = 0, batchSize = 0,
+          evalEvery = 0;
   uint64_t seed = 0;
   double lr = 0;
   bool resume = false, allowMissing = false;
@@ -64,6 +65,9 @@ struct Run {
   /// Per entry of the description; each rank runs the one whose mesh has a
   /// position for it (several for the stages of a pipeline).
   std::vector<EntryRun> entries;
+  /// The evaluation entries (kind "eval"), run beside the step entry of
+  /// their mesh after the last step and every --eval-every steps.
+  std::vector<EntryRun> evals;
   int64_t worldSize = 1;
   std::vector<std::unique_ptr<MappedSafeTensors>> files;
   /// Gradient accumulation (programs compiled with --accumulate): calls per

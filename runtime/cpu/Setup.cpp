@@ -295,15 +295,17 @@ llvm::Error rt::prepareRun(Run &run,
                 "; it is damaged");
   run.worldSize = run.program.worldSize();
   for (auto [k, entry] : llvm::enumerate(run.program.entries)) {
-    EntryRun &e = run.entries.emplace_back();
+    EntryRun &e = (entry.kind == "eval" ? run.evals : run.entries)
+                      .emplace_back();
     e.entry = &entry;
     e.mesh = run.program.findMesh(entry.mesh);
     e.roles = program::bindRoles(entry);
     e.function = functions[k];
   }
-  for (EntryRun &e : run.entries)
-    if (llvm::Error err = bindSources(run, e))
-      return err;
+  for (auto *list : {&run.entries, &run.evals})
+    for (EntryRun &e : *list)
+      if (llvm::Error err = bindSources(run, e))
+        return err;
   for (auto step : {checkInitFrom, bindLearningRate, bindBatchSize,
                     bindCheckpoint, bindData})
     if (llvm::Error err = step(run))

@@ -159,6 +159,55 @@ TEST(Program, ValidationNamesWhatIsWrong) {
             std::string::npos);
 }
 
+/// `sample()` plus an evaluation entry reading its parameter `w`.
+Program withEval() {
+  Program p = sample();
+  Entry eval = p.entries[0];
+  eval.name = "forward";
+  eval.symbol = "tessel_entry_1";
+  eval.kind = "eval";
+  eval.arguments[0].role = Role::Input;
+  eval.arguments.pop_back(); // no step counter
+  eval.results = {p.entries[0].results[1]}; // the loss, named as the step's
+  p.entries.push_back(eval);
+  return p;
+}
+
+TEST(Program, EvaluationsShareTheirStepsRanks) {
+  Program p = withEval();
+  llvm::Expected<Program> back = parseProgram(printProgram(p));
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->entries[1].kind, "eval");
+  EXPECT_EQ(back->entries[0].kind, "step");
+  EXPECT_EQ(back->worldSize(), 6);
+  auto errorOf = [](Program q) {
+    llvm::Expected<Program> r = parseProgram(printProgram(q));
+    return r ? std::string() : llvm::toString(r.takeError());
+  };
+  Program wrongLayout = withEval();
+  wrongLayout.entries[1].arguments[0].dims = {{"dp"}, {}};
+  wrongLayout.entries[1].arguments[0].shape = {2, 7};
+  EXPECT_NE(errorOf(wrongLayout).find("reads 'w' of entry 'train_step', but "
+                                      "its type or layout differs there"),
+            std::string::npos);
+  Program carries = withEval();
+  carries.entries[1].arguments[0].role = Role::Parameter;
+  EXPECT_NE(errorOf(carries).find("evaluations carry nothing"),
+            std::string::npos);
+  Program alone = withEval();
+  alone.entries[0].kind = "eval";
+  EXPECT_NE(errorOf(alone).find("where no step entry runs"),
+            std::string::npos);
+  std::string badKind = printProgram(withEval());
+  size_t at = badKind.find("\"kind\":\"eval\"");
+  ASSERT_NE(at, std::string::npos);
+  badKind.replace(at, 13, "\"kind\":\"init\"");
+  llvm::Expected<Program> bad = parseProgram(badKind);
+  ASSERT_FALSE(bool(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("kind must be step or eval"),
+            std::string::npos);
+}
+
 TEST(Program, GroupsAreCheckedAndMapPositionsToRanks) {
   EXPECT_NE(errorAfter([](Program &p) { p.groups[0].axes = {"pp"}; })
                 .find("group 0 is over axis 'pp', which mesh 'mesh' lacks"),

@@ -29,6 +29,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
@@ -75,6 +76,13 @@ cl::opt<std::string> entry("entry",
                                     "stages): each rank runs the one whose "
                                     "mesh has it"),
                            cl::cat(category));
+cl::opt<std::string> evalFuncs(
+    "eval",
+    cl::desc("Also compile these functions (comma-separated; e.g. forward) "
+             "as evaluations: they run beside the step on its devices every "
+             "--eval-every steps, reading the step's current parameters, and "
+             "their loss is printed"),
+    cl::cat(category));
 cl::opt<std::string> target("target",
                             cl::desc("The backend (tessel/lowering/Target.h): "
                                      "cpu or cuda"),
@@ -391,7 +399,14 @@ int main(int argc, char **argv) {
   // Only the step is compiled: described for the runtime, lowered to the
   // LLVM dialect by the target's registered pipeline, in three parts so
   // --emit can stop between them.
+  for (StringRef name : llvm::split(evalFuncs.getValue(), ','))
+    if (!name.trim().empty() &&
+        !module->lookupSymbol<func::FuncOp>(name.trim()))
+      return failWith("--eval: " + inputFile + " has no function @" +
+                      name.trim());
   std::string exportEntry = "tessel-export-entry{function=" + stepName;
+  if (!evalFuncs.empty())
+    exportEntry += " eval=" + evalFuncs;
   if (!cpuName.empty())
     exportEntry += " cpu=" + cpuName;
   if (failed(runPipeline(*module, exportEntry + "}", tm, root)))

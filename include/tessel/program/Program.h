@@ -134,6 +134,10 @@ struct Entry {
   std::string name;   ///< the source function
   std::string symbol; ///< the exported C symbol (runtime/Abi.h)
   std::string mesh;   ///< a MeshInfo's name
+  /// "step": every rank runs exactly one step entry, each step; "eval": run
+  /// beside the step entry of its mesh (--eval-every), reading that step's
+  /// carried arguments of the same names (JSON: "kind", absent for steps).
+  std::string kind = "step";
   std::vector<TensorInfo> arguments, results;
   std::vector<int64_t> groups; ///< indices of the groups it communicates in
 };
