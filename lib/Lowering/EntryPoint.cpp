@@ -28,6 +28,8 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Pass/Pass.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include "llvm/Target/TargetMachine.h"
 
 using namespace mlir;
@@ -96,11 +98,18 @@ struct ExportEntryPass
                      "evaluations: run beside their mesh's step, reading its "
                      "parameters (comma-separated)")};
 
+  Option<std::string> init{
+      *this, "init",
+      llvm::cl::desc("Entry functions that compute initial values: run once "
+                     "before the first step, their results setting the "
+                     "step's parameters of the same names (comma-separated)")};
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     std::string all = function;
-    if (!eval.empty())
-      all += (all.empty() ? "" : ",") + eval;
+    for (const std::string &extra : {eval.getValue(), init.getValue()})
+      if (!extra.empty())
+        all += (all.empty() ? "" : ",") + extra;
     SmallVector<func::FuncOp> entries = findEntries(module, all);
     if (entries.empty())
       return signalPassFailure();
@@ -118,13 +127,12 @@ struct ExportEntryPass
     if (failed(program))
       return signalPassFailure();
     program->target = selected->described;
-    SmallVector<StringRef> evals;
-    StringRef(eval).split(evals, ',', -1, false);
-    for (tp::Entry &e : program->entries)
-      if (llvm::is_contained(llvm::map_range(evals,
-                                             [](StringRef n) { return n.trim(); }),
-                             e.name))
-        e.kind = "eval";
+    for (auto [list, kind] : {std::pair{eval.getValue(), "eval"},
+                              std::pair{init.getValue(), "init"}})
+      for (StringRef name : llvm::split(list, ','))
+        for (tp::Entry &e : program->entries)
+          if (e.name == name.trim())
+            e.kind = kind;
     if (llvm::Error err = tp::validateProgram(*program)) {
       entries.front().emitError() << llvm::toString(std::move(err));
       return signalPassFailure();

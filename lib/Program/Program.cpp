@@ -143,9 +143,9 @@ llvm::Error parseEntry(const llvm::json::Object &o, Entry &e) {
   e.symbol = symbol->str();
   e.mesh = mesh->str();
   if (auto kind = o.getString("kind")) {
-    if (*kind != "step" && *kind != "eval")
-      return fail("entry '" + e.name + "': kind must be step or eval, not '" +
-                  *kind + "'");
+    if (*kind != "step" && *kind != "eval" && *kind != "init")
+      return fail("entry '" + e.name + "': kind must be step, eval or init, "
+                  "not '" + *kind + "'");
     e.kind = kind->str();
   }
   if (!readInts(o.getArray("groups"), e.groups))

@@ -144,29 +144,51 @@ llvm::Error validateRoles(const Entry &e) {
 /// Every rank from 0 up runs exactly one entry (the ranks of its mesh), and
 /// entries run together do not share a result name (results are gathered
 /// and checkpointed by name).
+/// The step's carried argument named `name`, or null.
+const TensorInfo *carriedArgument(const Entry &step, llvm::StringRef name) {
+  for (const TensorInfo &s : step.arguments)
+    if (s.name == name && isCarried(s.role))
+      return &s;
+  return nullptr;
+}
+
+bool sameLayout(const TensorInfo &a, const TensorInfo &b) {
+  return a.dtype == b.dtype && a.globalShape == b.globalShape &&
+         a.dims == b.dims;
+}
+
 /// An evaluation entry runs on the mesh of one step entry and reads that
-/// step's carried arguments of the same names, laid out alike.
-llvm::Error validateEval(const Program &p, const Entry &eval) {
+/// step's carried arguments of the same names, laid out alike; an init
+/// entry sets them with its results.
+llvm::Error validateBeside(const Program &p, const Entry &entry) {
+  bool init = entry.kind == "init";
+  std::string what = init ? "init entry '" : "evaluation entry '";
   const Entry *step = nullptr;
   for (const Entry &e : p.entries)
-    if (e.kind == "step" && e.mesh == eval.mesh)
+    if (e.kind == "step" && e.mesh == entry.mesh)
       step = &e;
   if (!step)
-    return fail("evaluation entry '" + eval.name + "' runs on mesh '" +
-                eval.mesh + "', where no step entry runs; an evaluation "
-                "shares its step's devices");
-  for (const TensorInfo &a : eval.arguments) {
+    return fail(what + entry.name + "' runs on mesh '" + entry.mesh +
+                "', where no step entry runs; it shares its step's devices");
+  for (const TensorInfo &a : entry.arguments) {
     if (isCarried(a.role))
-      return fail("evaluation entry '" + eval.name + "': argument '" +
-                  a.name + "' is a " + roleName(a.role) +
-                  ", but evaluations carry nothing (they read their step's)");
-    for (const TensorInfo &s : step->arguments)
-      if (s.name == a.name && isCarried(s.role) &&
-          (s.dtype != a.dtype || s.globalShape != a.globalShape ||
-           s.dims != a.dims))
-        return fail("evaluation entry '" + eval.name + "' reads '" + a.name +
-                    "' of entry '" + step->name +
-                    "', but its type or layout differs there");
+      return fail(what + entry.name + "': argument '" + a.name + "' is a " +
+                  roleName(a.role) + ", but only steps carry values");
+    const TensorInfo *s = carriedArgument(*step, a.name);
+    if (!init && s && !sameLayout(*s, a))
+      return fail(what + entry.name + "' reads '" + a.name + "' of entry '" +
+                  step->name + "', but its type or layout differs there");
+  }
+  for (const TensorInfo &r : init ? entry.results
+                                  : std::vector<TensorInfo>()) {
+    const TensorInfo *s = carriedArgument(*step, r.name);
+    if (!s)
+      return fail(what + entry.name + "' returns '" + r.name +
+                  "', which no parameter or state of entry '" + step->name +
+                  "' is named");
+    if (!sameLayout(*s, r))
+      return fail(what + entry.name + "' sets '" + r.name + "' of entry '" +
+                  step->name + "', but its type or layout differs there");
   }
   return llvm::Error::success();
 }
@@ -174,8 +196,8 @@ llvm::Error validateEval(const Program &p, const Entry &eval) {
 llvm::Error validateRanks(const Program &p) {
   std::vector<const Entry *> runner;
   for (const Entry &e : p.entries) {
-    if (e.kind == "eval") {
-      if (llvm::Error err = validateEval(p, e))
+    if (e.kind != "step") {
+      if (llvm::Error err = validateBeside(p, e))
         return err;
       continue;
     }
@@ -198,7 +220,7 @@ llvm::Error validateRanks(const Program &p) {
     return llvm::Error::success();
   std::map<std::string, const Entry *> owner;
   for (const Entry &e : p.entries) {
-    if (e.kind != "step") // evaluations' results are reported, not saved
+    if (e.kind != "step") // evaluations and inits: results are not saved
       continue;
     for (const TensorInfo &t : e.results)
       if (auto [it, fresh] = owner.emplace(t.name, &e);

@@ -15,6 +15,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <thread>
 
@@ -256,6 +257,41 @@ void runEvals(Rank &rank, int64_t stepsDone) {
       llvm::outs().flush();
     }
   }
+}
+
+/// Runs the init entries on this rank's mesh and copies each result into
+/// the step's carried argument of its name (validated to be laid out
+/// alike, so the blocks match). Not on --resume: the checkpoint has them.
+void runInits(Rank &rank) {
+  Run &run = rank.run;
+  if (run.options.resume)
+    return;
+  int64_t set = 0;
+  for (const EntryRun &e : run.inits) {
+    if (e.entry->mesh != rank.entry.entry->mesh)
+      continue;
+    std::vector<Buffer> args, results;
+    std::vector<void *> buffers;
+    for (unsigned a = 0; a < e.entry->arguments.size(); ++a) {
+      args.push_back(materializeArgument(rank, e, a));
+      buffers.push_back(args.back().get());
+    }
+    for (const TensorInfo &info : e.entry->results) {
+      results.push_back(allocate(info));
+      buffers.push_back(results.back().get());
+    }
+    e.function(buffers.data());
+    completeSends(rank.ctx);
+    for (auto [r, info] : llvm::enumerate(e.entry->results))
+      for (auto [a, arg] : llvm::enumerate(rank.entry.entry->arguments))
+        if (arg.name == info.name && program::isCarried(arg.role)) {
+          std::memcpy(rank.args[a].get(), results[r].get(), info.bytes());
+          ++set;
+        }
+  }
+  if (set > 0 && rank.comm.rank() == 0)
+    llvm::outs() << "tessel: init entries set " << set << " tensor"
+                 << (set == 1 ? "" : "s") << " of the step\n";
 }
 
 /// Testing: --fail-rank dies (or hangs) at --fail-step.
@@ -514,6 +550,7 @@ int rt::runRank(Run &run, Communicator &comm) {
     printHeader(run, comm);
   Rank rank{run, comm, ctx, entry, entry.mesh->shape, position, {}, {}, {}, {}};
   materialize(rank);
+  runInits(rank);
   stepLoop(rank);
   if (ctx.tracing)
     finishTrace(rank);

@@ -68,6 +68,9 @@ struct Run {
   /// The evaluation entries (kind "eval"), run beside the step entry of
   /// their mesh after the last step and every --eval-every steps.
   std::vector<EntryRun> evals;
+  /// The init entries (kind "init"): run once before the first step, their
+  /// results setting the step's carried arguments of the same names.
+  std::vector<EntryRun> inits;
   int64_t worldSize = 1;
   std::vector<std::unique_ptr<MappedSafeTensors>> files;
   /// Gradient accumulation (programs compiled with --accumulate): calls per

@@ -295,14 +295,16 @@ llvm::Error rt::prepareRun(Run &run,
                 "; it is damaged");
   run.worldSize = run.program.worldSize();
   for (auto [k, entry] : llvm::enumerate(run.program.entries)) {
-    EntryRun &e = (entry.kind == "eval" ? run.evals : run.entries)
+    EntryRun &e = (entry.kind == "eval"   ? run.evals
+                   : entry.kind == "init" ? run.inits
+                                          : run.entries)
                       .emplace_back();
     e.entry = &entry;
     e.mesh = run.program.findMesh(entry.mesh);
     e.roles = program::bindRoles(entry);
     e.function = functions[k];
   }
-  for (auto *list : {&run.entries, &run.evals})
+  for (auto *list : {&run.entries, &run.evals, &run.inits})
     for (EntryRun &e : *list)
       if (llvm::Error err = bindSources(run, e))
         return err;

@@ -192,7 +192,7 @@ TEST(Program, EvaluationsShareTheirStepsRanks) {
             std::string::npos);
   Program carries = withEval();
   carries.entries[1].arguments[0].role = Role::Parameter;
-  EXPECT_NE(errorOf(carries).find("evaluations carry nothing"),
+  EXPECT_NE(errorOf(carries).find("only steps carry values"),
             std::string::npos);
   Program alone = withEval();
   alone.entries[0].kind = "eval";
@@ -201,10 +201,29 @@ TEST(Program, EvaluationsShareTheirStepsRanks) {
   std::string badKind = printProgram(withEval());
   size_t at = badKind.find("\"kind\":\"eval\"");
   ASSERT_NE(at, std::string::npos);
-  badKind.replace(at, 13, "\"kind\":\"init\"");
+  badKind.replace(at, 13, "\"kind\":\"warm\"");
   llvm::Expected<Program> bad = parseProgram(badKind);
   ASSERT_FALSE(bool(bad));
-  EXPECT_NE(llvm::toString(bad.takeError()).find("kind must be step or eval"),
+  EXPECT_NE(llvm::toString(bad.takeError()).find("kind must be step, eval or init"),
+            std::string::npos);
+}
+
+TEST(Program, InitEntriesSetTheirStepsParameters) {
+  Program p = withEval();
+  p.entries[1].kind = "init";
+  p.entries[1].arguments.clear();
+  p.entries[1].results = {p.entries[0].arguments[0]}; // w
+  p.entries[1].results[0].role = Role::Output;
+  llvm::Expected<Program> back = parseProgram(printProgram(p));
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->entries[1].kind, "init");
+  Program stray = p;
+  stray.entries[1].results[0].name = "v";
+  llvm::Expected<Program> bad = parseProgram(printProgram(stray));
+  ASSERT_FALSE(bool(bad));
+  EXPECT_NE(llvm::toString(bad.takeError())
+                .find("init entry 'forward' returns 'v', which no parameter "
+                      "or state of entry 'train_step' is named"),
             std::string::npos);
 }
 

@@ -83,6 +83,13 @@ cl::opt<std::string> evalFuncs(
              "--eval-every steps, reading the step's current parameters, and "
              "their loss is printed"),
     cl::cat(category));
+cl::opt<std::string> initFuncs(
+    "init",
+    cl::desc("Also compile these functions (comma-separated) as "
+             "initializers: run once before the first step (not on "
+             "--resume), their results set the step's parameters and state "
+             "of the same names"),
+    cl::cat(category));
 cl::opt<std::string> target("target",
                             cl::desc("The backend (tessel/lowering/Target.h): "
                                      "cpu or cuda"),
@@ -399,14 +406,17 @@ int main(int argc, char **argv) {
   // Only the step is compiled: described for the runtime, lowered to the
   // LLVM dialect by the target's registered pipeline, in three parts so
   // --emit can stop between them.
-  for (StringRef name : llvm::split(evalFuncs.getValue(), ','))
-    if (!name.trim().empty() &&
-        !module->lookupSymbol<func::FuncOp>(name.trim()))
-      return failWith("--eval: " + inputFile + " has no function @" +
-                      name.trim());
   std::string exportEntry = "tessel-export-entry{function=" + stepName;
-  if (!evalFuncs.empty())
-    exportEntry += " eval=" + evalFuncs;
+  for (auto [flag, list] : {std::pair{"eval", &evalFuncs},
+                            std::pair{"init", &initFuncs}}) {
+    for (StringRef name : llvm::split(list->getValue(), ','))
+      if (!name.trim().empty() &&
+          !module->lookupSymbol<func::FuncOp>(name.trim()))
+        return failWith(llvm::Twine("--") + flag + ": " + inputFile +
+                        " has no function @" + name.trim());
+    if (!list->empty())
+      exportEntry += std::string(" ") + flag + "=" + list->getValue();
+  }
   if (!cpuName.empty())
     exportEntry += " cpu=" + cpuName;
   if (failed(runPipeline(*module, exportEntry + "}", tm, root)))

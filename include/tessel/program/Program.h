@@ -136,7 +136,9 @@ struct Entry {
   std::string mesh;   ///< a MeshInfo's name
   /// "step": every rank runs exactly one step entry, each step; "eval": run
   /// beside the step entry of its mesh (--eval-every), reading that step's
-  /// carried arguments of the same names (JSON: "kind", absent for steps).
+  /// carried arguments of the same names; "init": run once before the first
+  /// step (not on --resume), its results setting the step's carried
+  /// arguments of the same names (JSON: "kind", absent for steps).
   std::string kind = "step";
   std::vector<TensorInfo> arguments, results;
   std::vector<int64_t> groups; ///< indices of the groups it communicates in
