@@ -334,6 +334,27 @@ SmallVector<std::string> buildProgram(ModuleOp module, DefaultTimingManager &tm,
   return {stepName};
 }
 
+/// tessel-export-entry{...} for the step `stepName`, --eval, --init and
+/// --cpu; empty (with a message) when a named function is missing.
+std::string exportEntryPipeline(ModuleOp module, StringRef stepName) {
+  std::string pipeline = "tessel-export-entry{function=" + stepName.str();
+  for (auto [flag, list] : {std::pair{"eval", &evalFuncs},
+                            std::pair{"init", &initFuncs}}) {
+    for (StringRef name : llvm::split(list->getValue(), ','))
+      if (!name.trim().empty() &&
+          !module.lookupSymbol<func::FuncOp>(name.trim())) {
+        failWith(llvm::Twine("--") + flag + ": " + inputFile +
+                 " has no function @" + name.trim());
+        return "";
+      }
+    if (!list->empty())
+      pipeline += std::string(" ") + flag + "=" + list->getValue();
+  }
+  if (!cpuName.empty())
+    pipeline += " cpu=" + cpuName;
+  return pipeline + "}";
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -403,23 +424,13 @@ int main(int argc, char **argv) {
   if (emit == "local")
     return failed(writeModule(*module, outputFile));
 
-  // Only the step is compiled: described for the runtime, lowered to the
-  // LLVM dialect by the target's registered pipeline, in three parts so
-  // --emit can stop between them.
-  std::string exportEntry = "tessel-export-entry{function=" + stepName;
-  for (auto [flag, list] : {std::pair{"eval", &evalFuncs},
-                            std::pair{"init", &initFuncs}}) {
-    for (StringRef name : llvm::split(list->getValue(), ','))
-      if (!name.trim().empty() &&
-          !module->lookupSymbol<func::FuncOp>(name.trim()))
-        return failWith(llvm::Twine("--") + flag + ": " + inputFile +
-                        " has no function @" + name.trim());
-    if (!list->empty())
-      exportEntry += std::string(" ") + flag + "=" + list->getValue();
-  }
-  if (!cpuName.empty())
-    exportEntry += " cpu=" + cpuName;
-  if (failed(runPipeline(*module, exportEntry + "}", tm, root)))
+  // The step (and its evaluations and initializers) is compiled: described
+  // for the runtime, lowered to the LLVM dialect by the target's registered
+  // pipeline, in three parts so --emit can stop between them.
+  std::string exportEntry = exportEntryPipeline(*module, stepName);
+  if (exportEntry.empty())
+    return 1;
+  if (failed(runPipeline(*module, exportEntry, tm, root)))
     return 1;
   if (printProgramInfo)
     llvm::outs() << (*module)
