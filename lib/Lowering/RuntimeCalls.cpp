@@ -240,12 +240,15 @@ struct DotGeneralLowering : OpRewritePattern<DotGeneralOp> {
     rhs = reshapeTensor(rw, loc, rhs,
                         transB ? SmallVector<int64_t>{batch, n, k}
                                : SmallVector<int64_t>{batch, k, n});
-    auto outType = RankedTensorType::get({batch, m, n}, blasElem);
+    // The result's own shape ([batch..., m free dims..., n free dims...] is
+    // row-major [batch, m, n]): the runtime takes flat buffers, and no
+    // reshape between the call and a returned result keeps the call writing
+    // straight into the caller's out-parameter (no copy).
+    auto outType = RankedTensorType::get(type.getShape(), blasElem);
     std::string name =
         "tessel_rt_gemm_" + typeSuffix(blasElem).value_or("f32").str();
     Value result = callRuntime(rw, op, name, {lhs, rhs}, outType, {},
                                {batch, m, n, k, transA, transB});
-    result = reshapeTensor(rw, loc, result, type.getShape());
     rw.replaceOp(op, convertTensor(rw, loc, result, elem));
     return success();
   }
