@@ -42,6 +42,17 @@ llvm::cl::opt<int64_t> evalEvery(
                    "every N steps, on the batch the next step takes, and "
                    "print their loss (default 0: after the last step only)"),
     llvm::cl::init(0), llvm::cl::cat(category));
+llvm::cl::opt<std::string> evalData(
+    "eval-data",
+    llvm::cl::desc("Token file of held-out batches for the evaluations: each "
+                   "evaluation reads its first --eval-batches batches "
+                   "(default: --data, from the batch the next step takes)"),
+    llvm::cl::cat(category));
+llvm::cl::opt<int64_t> evalBatches(
+    "eval-batches",
+    llvm::cl::desc("Batches per evaluation; the printed loss is their mean "
+                   "(default 1)"),
+    llvm::cl::init(1), llvm::cl::cat(category));
 llvm::cl::opt<uint64_t> seed("seed",
                              llvm::cl::desc("Seed of the initialization and "
                                             "of generated batches"),
@@ -160,6 +171,7 @@ std::string checkFlags() {
        {atLeast("steps", steps, 0), atLeast("print-every", printEvery, 1),
         atLeast("save-every", saveEvery, 0), atLeast("ranks", ranksOpt, 0),
         atLeast("eval-every", evalEvery, 0),
+        atLeast("eval-batches", evalBatches, 1),
         atLeast("timeout", timeoutSeconds, 1)})
     if (!why.empty())
       return why;
@@ -176,6 +188,8 @@ Options options() {
   o.printEvery = printEvery;
   o.saveEvery = saveEvery;
   o.evalEvery = evalEvery;
+  o.evalBatches = evalBatches;
+  o.evalDataFile = evalData;
   o.batchSize = batchSize;
   o.seed = seed;
   o.lr = lrOpt;

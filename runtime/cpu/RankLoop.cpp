@@ -159,15 +159,15 @@ void materialize(Rank &rank) {
   materializeEvals(rank);
 }
 
-/// Batch `index` of --data into the tokens and labels arguments of `e`.
-void loadBatch(Rank &rank, const EntryRun &e, std::optional<HostTensor> &ids,
+/// Batch `index` of `file` into the tokens and labels arguments of `e`.
+void loadBatch(Rank &rank, const TokenFile &file, const EntryRun &e,
+               std::optional<HostTensor> &ids,
                std::optional<HostTensor> &labels, std::vector<Buffer> &args,
                int64_t index) {
   Run &run = rank.run;
   const program::Bindings &b = e.roles;
-  if (llvm::Error err = run.tokens->batch(index, ids ? &*ids : nullptr,
-                                          labels ? &*labels : nullptr,
-                                          run.vocab))
+  if (llvm::Error err = file.batch(index, ids ? &*ids : nullptr,
+                                   labels ? &*labels : nullptr, run.vocab))
     rank.comm.fail(llvm::toString(std::move(err)));
   const auto &infos = e.entry->arguments;
   if (ids)
@@ -190,8 +190,8 @@ double optimizerStep(Rank &rank, int64_t k) {
     rank.setArgument(b.apply, j + 1 == run.microSteps ? 1.0 : 0.0);
     rank.setArgument(b.gradScale, 1.0 / double(run.microSteps));
     if (run.tokens && (b.tokens || b.labels))
-      loadBatch(rank, rank.entry, rank.ids, rank.labels, rank.args,
-                k * run.microSteps + j);
+      loadBatch(rank, *run.tokens, rank.entry, rank.ids, rank.labels,
+                rank.args, k * run.microSteps + j);
     buffers.clear();
     for (auto &buffer : rank.args)
       buffers.push_back(buffer.get());
@@ -213,8 +213,37 @@ double optimizerStep(Rank &rank, int64_t k) {
 /// the loss report (kReportTag) and evaluations' losses (kReportTag + 1).
 constexpr int64_t kReportTag = 32000;
 
-/// Runs the evaluation entries after `stepsDone` steps, on the batch the
-/// next step would take, and prints their losses (rank 0). Every rank takes
+/// One call of evaluation `ev` on its batch `n` (of --eval-data, or of
+/// --data from the batch step `stepsDone` takes); returns its loss.
+double evalBatch(Rank &rank, Eval &ev, int64_t stepsDone, int64_t n) {
+  Run &run = rank.run;
+  const EntryRun &e = *ev.entry;
+  const program::Bindings &b = e.roles;
+  if (b.tokens || b.labels) {
+    if (run.evalTokens)
+      loadBatch(rank, *run.evalTokens, e, ev.ids, ev.labels, ev.args, n);
+    else if (run.tokens)
+      loadBatch(rank, *run.tokens, e, ev.ids, ev.labels, ev.args,
+                stepsDone * run.microSteps + n);
+  }
+  std::vector<void *> buffers;
+  for (auto [a, buffer] : llvm::enumerate(ev.args))
+    buffers.push_back(ev.fromStep[a] ? rank.args[*ev.fromStep[a]].get()
+                                     : buffer.get());
+  for (auto &buffer : ev.results)
+    buffers.push_back(buffer.get());
+  e.function(buffers.data());
+  completeSends(rank.ctx);
+  double loss = 0;
+  int64_t i;
+  if (b.loss)
+    loadElement(e.entry->results[*b.loss].dtype, ev.results[*b.loss].get(),
+                loss, i);
+  return loss;
+}
+
+/// Runs the evaluation entries after `stepsDone` steps (--eval-batches
+/// batches each) and prints their mean losses (rank 0). Every rank takes
 /// part in the report: an evaluation whose first rank is not rank 0 sends
 /// its loss there.
 void runEvals(Rank &rank, int64_t stepsDone) {
@@ -225,25 +254,9 @@ void runEvals(Rank &rank, int64_t stepsDone) {
       if (ev.entry == &e)
         mine = &ev;
     double loss = 0;
-    if (mine) {
-      const program::Bindings &b = e.roles;
-      if (run.tokens && (b.tokens || b.labels))
-        loadBatch(rank, e, mine->ids, mine->labels, mine->args,
-                  stepsDone * run.microSteps);
-      std::vector<void *> buffers;
-      for (auto [a, buffer] : llvm::enumerate(mine->args))
-        buffers.push_back(mine->fromStep[a] ? rank.args[*mine->fromStep[a]].get()
-                                            : buffer.get());
-      for (auto &buffer : mine->results)
-        buffers.push_back(buffer.get());
-      e.function(buffers.data());
-      completeSends(rank.ctx);
-      if (b.loss) {
-        int64_t i;
-        loadElement(e.entry->results[*b.loss].dtype,
-                    mine->results[*b.loss].get(), loss, i);
-      }
-    }
+    int64_t batches = run.options.evalBatches;
+    for (int64_t n = 0; mine && n < batches; ++n)
+      loss += evalBatch(rank, *mine, stepsDone, n) / double(batches);
     int64_t source = e.mesh->ranks().front();
     if (source != 0 && rank.comm.rank() == source)
       rank.comm.send(&loss, sizeof(loss), 0, kReportTag + 1, rank.comm.world());

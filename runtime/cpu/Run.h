@@ -29,11 +29,12 @@ namespace tessel::rt {
 /// The command line of a compiled program (docs/running.md).
 struct Options {
   int64_t steps = 10, printEvery = 1, saveEvery = 0, batchSize = 0,
-          evalEvery = 0;
+          evalEvery = 0, evalBatches = 1;
   uint64_t seed = 0;
   double lr = 0;
   bool resume = false, allowMissing = false;
-  std::string dataFile, tokenType = "uint16", initFrom, saveFile, ckptDir,
+  std::string dataFile, evalDataFile, tokenType = "uint16", initFrom,
+      saveFile, ckptDir,
       traceFile;
   // Fault injection (tests).
   int64_t failRank = -1, failStep = 0;
@@ -77,6 +78,8 @@ struct Run {
   /// optimizer step.
   int64_t microSteps = 1;
   std::optional<TokenFile> tokens;
+  /// --eval-data: held-out batches for the evaluations (else `tokens`).
+  std::optional<TokenFile> evalTokens;
   int64_t vocab = 0, tokensPerStep = 0;
   int64_t firstStep = 0;
   std::chrono::steady_clock::time_point origin =

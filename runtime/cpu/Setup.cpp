@@ -227,6 +227,25 @@ llvm::Error bindCheckpoint(Run &run) {
   return llvm::Error::success();
 }
 
+/// --eval-data: held-out batches for the evaluations' tokens and labels.
+llvm::Error bindEvalData(Run &run) {
+  const Options &o = run.options;
+  if (o.evalDataFile.empty())
+    return llvm::Error::success();
+  bool any = false;
+  for (const EntryRun &e : run.evals)
+    any |= e.roles.tokens || e.roles.labels;
+  if (!any)
+    return fail("--eval-data: the program has no evaluation with tokens or "
+                "labels (compile it with tessel-compile --eval forward)");
+  llvm::Expected<TokenFile> file =
+      TokenFile::open(o.evalDataFile, o.tokenType == "uint16" ? 2 : 4);
+  if (!file)
+    return file.takeError();
+  run.evalTokens = std::move(*file);
+  return llvm::Error::success();
+}
+
 /// --data: the token file that fills the tokens and labels arguments (of
 /// whichever entries have them: a pipeline's first stage takes the tokens,
 /// its last the labels).
@@ -241,6 +260,8 @@ llvm::Error bindData(Run &run) {
     any |= b.tokens || b.labels;
   }
   const Options &o = run.options;
+  if (llvm::Error err = bindEvalData(run))
+    return err;
   if (o.dataFile.empty())
     return llvm::Error::success();
   if (!any)
