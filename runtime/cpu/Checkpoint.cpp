@@ -10,6 +10,13 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 using namespace tessel;
 using namespace tessel::rt;
 
@@ -31,8 +38,11 @@ llvm::Error rt::writeCheckpoint(llvm::StringRef dir, int64_t step,
                 ec.message());
   char name[32];
   std::snprintf(name, sizeof(name), "step_%08lld", (long long)step);
+  // The temporary is this process's own, should another process write the
+  // directory despite its lock (a shared filesystem without flock).
   std::string final = join(dir, name),
-              temp = join(dir, std::string(".tmp-") + name);
+              temp = join(dir, std::string(".tmp-") + name + "." +
+                                   std::to_string(::getpid()));
   llvm::sys::fs::remove_directories(temp);
   if (std::error_code ec = llvm::sys::fs::create_directories(temp))
     return fail("cannot create " + temp + ": " + ec.message());
@@ -100,4 +110,43 @@ llvm::Expected<Checkpoint> rt::readLatestCheckpoint(llvm::StringRef dir) {
   c.step = *step;
   c.file = std::move(*file);
   return c;
+}
+
+CheckpointLock::~CheckpointLock() {
+  if (fd >= 0)
+    ::close(fd); // releases the flock
+}
+
+llvm::Expected<std::unique_ptr<CheckpointLock>>
+rt::lockCheckpointDir(llvm::StringRef dir) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return fail("cannot create checkpoint directory " + dir + ": " +
+                ec.message());
+  std::string path = join(dir, ".lock");
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return fail("cannot open " + path + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int why = errno;
+    char holder[256] = {0};
+    ssize_t n = ::pread(fd, holder, sizeof(holder) - 1, 0);
+    ::close(fd);
+    if (why != EWOULDBLOCK)
+      return fail("cannot lock " + path + ": " + std::strerror(why));
+    llvm::StringRef who = n > 0 ? llvm::StringRef(holder, n).trim() : "";
+    return fail("checkpoint directory " + dir + " is in use by another run" +
+                (who.empty() ? llvm::Twine("") : " (last locked by " + who + ")") +
+                "; give each run its own --ckpt directory");
+  }
+  char host[128] = "?";
+  ::gethostname(host, sizeof(host) - 1);
+  std::time_t now = std::time(nullptr);
+  char when[64];
+  std::strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", std::localtime(&now));
+  std::string who = "pid " + std::to_string(::getpid()) + " on " + host +
+                    ", since " + when + "\n";
+  // Best effort: the lock holds without its note.
+  if (::ftruncate(fd, 0) == 0)
+    (void)!::pwrite(fd, who.data(), who.size(), 0);
+  return std::make_unique<CheckpointLock>(fd);
 }

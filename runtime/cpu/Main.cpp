@@ -9,6 +9,7 @@
 
 #include "Device.h"
 #include "Run.h"
+#include "tessel/runtime/Checkpoint.h"
 #include "tessel/runtime/CpuFeatures.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -207,6 +208,17 @@ Options options() {
   return o;
 }
 
+/// Whether this process writes the run's checkpoints: the only one (ranks
+/// as threads), or rank 0 of mpirun.
+bool writesCheckpoints() {
+  if (!launchedByMpi())
+    return true;
+  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char *v = std::getenv(name))
+      return std::atoi(v) == 0;
+  return true;
+}
+
 /// The ranks on this machine: all of them as threads, or mpirun's local
 /// processes.
 int64_t localRanks(int64_t ranks) {
@@ -283,6 +295,15 @@ int main(int argc, char **argv) {
                     llvm::Twine(ranks) + "; recompile it with another --mesh");
   if (std::string why = prepareDevices(localRanks(ranks)); !why.empty())
     return failWith(why);
+  // The process that writes checkpoints (threads, or MPI rank 0) holds the
+  // directory for the whole run.
+  std::unique_ptr<CheckpointLock> ckptLock;
+  if (!ckptDir.empty() && writesCheckpoints()) {
+    auto lock = lockCheckpointDir(ckptDir);
+    if (!lock)
+      return failWith(llvm::toString(lock.takeError()));
+    ckptLock = std::move(*lock);
+  }
   bool writer = false;
   if (int rc = launch(run, ranks, writer); rc || !writer)
     return rc;

@@ -21,6 +21,8 @@
 
 #include "llvm/Support/Error.h"
 
+#include <memory>
+
 namespace tessel::rt {
 
 struct Checkpoint {
@@ -35,6 +37,26 @@ llvm::Error writeCheckpoint(llvm::StringRef dir, int64_t step,
 
 /// Reads the checkpoint `dir/latest` names.
 llvm::Expected<Checkpoint> readLatestCheckpoint(llvm::StringRef dir);
+
+/// Holds the exclusive lock of a checkpoint directory (`DIR/.lock`, an
+/// flock(2) lock that the system drops when the process ends) for as long
+/// as it lives.
+class CheckpointLock {
+public:
+  explicit CheckpointLock(int fd) : fd(fd) {}
+  CheckpointLock(const CheckpointLock &) = delete;
+  CheckpointLock &operator=(const CheckpointLock &) = delete;
+  ~CheckpointLock();
+
+private:
+  int fd;
+};
+
+/// Takes `dir`'s lock (creating `dir`), or fails naming the run that holds
+/// it: two runs writing one directory would overwrite each other's steps
+/// and `latest`.
+llvm::Expected<std::unique_ptr<CheckpointLock>>
+lockCheckpointDir(llvm::StringRef dir);
 
 } // namespace tessel::rt
 
