@@ -123,6 +123,11 @@ llvm::cl::opt<unsigned> timeoutSeconds(
     llvm::cl::desc("Seconds a collective waits for the other ranks before "
                    "the run fails"),
     llvm::cl::init(30), llvm::cl::cat(category));
+llvm::cl::opt<unsigned> ckptTimeout(
+    "ckpt-timeout",
+    llvm::cl::desc("Seconds the ranks wait while a checkpoint is gathered "
+                   "and written before the run fails (default 1800)"),
+    llvm::cl::init(1800), llvm::cl::cat(category));
 
 // Fault injection, for the tests that check a failing rank stops the run.
 llvm::cl::opt<int64_t> failRank("fail-rank",
@@ -173,7 +178,8 @@ std::string checkFlags() {
         atLeast("save-every", saveEvery, 0), atLeast("ranks", ranksOpt, 0),
         atLeast("eval-every", evalEvery, 0),
         atLeast("eval-batches", evalBatches, 1),
-        atLeast("timeout", timeoutSeconds, 1)})
+        atLeast("timeout", timeoutSeconds, 1),
+        atLeast("ckpt-timeout", ckptTimeout, 1)})
     if (!why.empty())
       return why;
   if (batchSize < 0) // 0: the compiled batch
@@ -189,6 +195,8 @@ Options options() {
   o.printEvery = printEvery;
   o.saveEvery = saveEvery;
   o.evalEvery = evalEvery;
+  o.timeout = timeoutSeconds;
+  o.ckptTimeout = ckptTimeout;
   o.evalBatches = evalBatches;
   o.evalDataFile = evalData;
   o.batchSize = batchSize;

@@ -58,13 +58,16 @@ namespace {
 class Watchdog {
 public:
   Watchdog(std::chrono::seconds timeout, int64_t rank)
-      : timeout(timeout), rank(rank), thread([this] { watch(); }) {}
+      : seconds(timeout.count()), rank(rank), thread([this] { watch(); }) {}
   ~Watchdog() {
     stop = true;
     thread.join();
   }
   void enter() { since = now(); }
   void leave() { since = 0; }
+  std::chrono::seconds setTimeout(std::chrono::seconds t) {
+    return std::chrono::seconds(seconds.exchange(t.count()));
+  }
 
 private:
   static int64_t now() {
@@ -76,10 +79,11 @@ private:
     while (!stop) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       int64_t start = since;
-      if (start && now() - start > timeout.count() * 1000) {
+      int64_t limit = seconds;
+      if (start && now() - start > limit * 1000) {
         llvm::errs() << ("error: rank " + std::to_string(rank) +
                          ": a collective or transfer waited more than " +
-                         std::to_string(timeout.count()) +
+                         std::to_string(limit) +
                          " s for the other ranks; another rank failed or is "
                          "stuck\n");
         llvm::errs().flush();
@@ -88,7 +92,7 @@ private:
       }
     }
   }
-  std::chrono::seconds timeout;
+  std::atomic<int64_t> seconds; ///< the limit
   int64_t rank;
   std::atomic<int64_t> since{0};
   std::atomic<bool> stop{false};
@@ -330,6 +334,10 @@ public:
   void barrier() override {
     Watched w(*watchdog);
     check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  }
+
+  std::chrono::seconds setWaitLimit(std::chrono::seconds limit) override {
+    return watchdog->setTimeout(limit);
   }
 
   [[noreturn]] void fail(const std::string &message) override {

@@ -381,6 +381,9 @@ std::pair<double, double> reportedValues(Rank &rank, double loss) {
 
 void saveCheckpoint(Run &run, Communicator &comm, int64_t stepsDone) {
   if (comm.rank() == 0) {
+    // Tests: a slow disk (TESSEL_TEST_CHECKPOINT_DELAY_S seconds more).
+    if (const char *delay = std::getenv("TESSEL_TEST_CHECKPOINT_DELAY_S"))
+      std::this_thread::sleep_for(std::chrono::seconds(std::atoi(delay)));
     NamedTensors out;
     for (auto [k, e] : llvm::enumerate(run.entries))
       for (auto [r, info] : llvm::enumerate(e.entry->results))
@@ -517,10 +520,15 @@ void stepLoop(Rank &rank) {
       runEvals(rank, k + 1);
     bool save = !o.ckptDir.empty() &&
                 ((o.saveEvery > 0 && (k + 1) % o.saveEvery == 0) || lastStep);
+    // While results are gathered and rank 0 writes, the others wait up to
+    // --ckpt-timeout, not --timeout: a slow disk is not a stuck rank.
+    std::chrono::seconds limit = rank.comm.setWaitLimit(
+        std::chrono::seconds(save ? o.ckptTimeout : o.timeout));
     if (save || (lastStep && !o.saveFile.empty()))
       gatherResults(rank, local);
     if (save)
       saveCheckpoint(run, rank.comm, k + 1);
+    rank.comm.setWaitLimit(limit);
   }
   if (rank.comm.rank() == 0 && stats.steps > 0)
     printSummary(stats);

@@ -30,6 +30,9 @@ namespace tessel::rt {
 struct Options {
   int64_t steps = 10, printEvery = 1, saveEvery = 0, batchSize = 0,
           evalEvery = 0, evalBatches = 1;
+  /// Seconds a wait may last (--timeout), and while a checkpoint is written
+  /// (--ckpt-timeout).
+  int64_t timeout = 30, ckptTimeout = 1800;
   uint64_t seed = 0;
   double lr = 0;
   bool resume = false, allowMissing = false;

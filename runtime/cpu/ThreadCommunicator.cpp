@@ -32,6 +32,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <tuple>
 
 using namespace tessel;
@@ -95,7 +96,8 @@ struct ThreadOperation final : PendingOperation {
 class ThreadCommunicator final : public Communicator {
 public:
   ThreadCommunicator(World &world, int64_t rank)
-      : shared(world), me(rank), everyone(iota(world.size), rank, {-1, 0}) {}
+      : shared(world), me(rank), everyone(iota(world.size), rank, {-1, 0}),
+        limit(world.timeout) {}
   int64_t rank() const override { return me; }
   int64_t size() const override { return shared.size; }
   std::string backend() const override { return "threads"; }
@@ -242,7 +244,7 @@ public:
     if (!op)
       return;
     std::unique_lock<std::mutex> lock(shared.mutex);
-    auto deadline = std::chrono::steady_clock::now() + shared.timeout;
+    auto deadline = std::chrono::steady_clock::now() + limit;
     while (true) {
       progress(lock);
       if (op->finished)
@@ -254,7 +256,7 @@ public:
           break;
         lock.unlock();
         fail(std::string(op->isRecv ? "a receive" : "a collective") +
-             " waited more than " + std::to_string(shared.timeout.count()) +
+             " waited more than " + std::to_string(limit.count()) +
              " s for " +
              (op->isRecv ? "its sender" : "the other members of its group") +
              "; another rank failed or is stuck");
@@ -274,6 +276,10 @@ public:
     char nothing = 0;
     std::vector<char> sink(shared.size);
     allGather(&nothing, sink.data(), 1, everyone);
+  }
+
+  std::chrono::seconds setWaitLimit(std::chrono::seconds l) override {
+    return std::exchange(limit, l);
   }
 
   [[noreturn]] void fail(const std::string &message) override {
@@ -399,6 +405,7 @@ private:
   World &shared;
   int64_t me;
   ThreadGroup everyone;
+  std::chrono::seconds limit; ///< of this rank's waits (setWaitLimit)
   int64_t splits = 0;
   std::map<std::pair<int64_t, int64_t>, int64_t> sequence;
   std::vector<std::shared_ptr<ThreadOperation>> inFlight;

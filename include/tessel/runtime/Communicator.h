@@ -160,6 +160,10 @@ public:
   /// `out` is ignored elsewhere.
   virtual void gatherToRoot(const void *in, void *out, int64_t bytes) = 0;
   virtual void barrier() = 0;
+  /// How long this rank's waits may last before the run fails as stalled
+  /// (--timeout at start); returns the previous limit. Checkpoints raise it
+  /// while rank 0 writes: a slow disk is not a stuck rank.
+  virtual std::chrono::seconds setWaitLimit(std::chrono::seconds limit) = 0;
   /// Stops every rank: `message` is printed with this rank's number.
   [[noreturn]] virtual void fail(const std::string &message) = 0;
 
