@@ -13,6 +13,7 @@
 #include "tessel/runtime/CpuFeatures.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -123,6 +124,12 @@ llvm::cl::opt<unsigned> timeoutSeconds(
     llvm::cl::desc("Seconds a collective waits for the other ranks before "
                    "the run fails"),
     llvm::cl::init(30), llvm::cl::cat(category));
+llvm::cl::opt<std::string> metricsFile(
+    "metrics",
+    llvm::cl::desc("Append one JSON object per printed step and evaluation "
+                   "to this file (JSON lines: step, loss, grad_norm, "
+                   "ms_per_step, tokens_per_s; eval and eval_loss)"),
+    llvm::cl::cat(category));
 llvm::cl::opt<unsigned> ckptTimeout(
     "ckpt-timeout",
     llvm::cl::desc("Seconds the ranks wait while a checkpoint is gathered "
@@ -216,8 +223,8 @@ Options options() {
   return o;
 }
 
-/// Whether this process writes the run's checkpoints: the only one (ranks
-/// as threads), or rank 0 of mpirun.
+/// Whether this process writes the run's checkpoints and metrics: the only
+/// one (ranks as threads), or rank 0 of mpirun.
 bool writesCheckpoints() {
   if (!launchedByMpi())
     return true;
@@ -311,6 +318,14 @@ int main(int argc, char **argv) {
     if (!lock)
       return failWith(llvm::toString(lock.takeError()));
     ckptLock = std::move(*lock);
+  }
+  if (!metricsFile.empty() && writesCheckpoints()) {
+    std::error_code ec;
+    run.metrics = std::make_unique<llvm::raw_fd_ostream>(
+        metricsFile, ec, llvm::sys::fs::OF_Append | llvm::sys::fs::OF_Text);
+    if (ec)
+      return failWith("--metrics: cannot open " + metricsFile + ": " +
+                      ec.message());
   }
   bool writer = false;
   if (int rc = launch(run, ranks, writer); rc || !writer)

@@ -12,6 +12,7 @@
 #include "tessel/runtime/Checkpoint.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -213,6 +214,14 @@ double optimizerStep(Rank &rank, int64_t k) {
 /// the loss report (kReportTag) and evaluations' losses (kReportTag + 1).
 constexpr int64_t kReportTag = 32000;
 
+/// Appends `o` as one line of the --metrics file, if any.
+void writeMetrics(Run &run, llvm::json::Object o) {
+  if (!run.metrics)
+    return;
+  *run.metrics << llvm::json::Value(std::move(o)) << "\n";
+  run.metrics->flush();
+}
+
 /// One call of evaluation `ev` on its batch `n` (of --eval-data, or of
 /// --data from the batch step `stepsDone` takes); returns its loss.
 double evalBatch(Rank &rank, Eval &ev, int64_t stepsDone, int64_t n) {
@@ -265,9 +274,12 @@ void runEvals(Rank &rank, int64_t stepsDone) {
                      rank.comm.world());
     if (rank.comm.rank() == 0 && e.roles.loss) {
       llvm::outs() << "eval @" << e.entry->name << " after step "
-                   << stepsDone << ": loss "
+                   << stepsDone - 1 << ": loss "
                    << llvm::format("%.6f", loss) << "\n";
       llvm::outs().flush();
+      writeMetrics(run, llvm::json::Object{{"step", stepsDone - 1},
+                                           {"eval", e.entry->name},
+                                           {"eval_loss", loss}});
     }
   }
 }
@@ -425,21 +437,29 @@ void printHeader(const Run &run, const Communicator &comm) {
   }
 }
 
-void printProgress(const Run &run, int64_t k, double loss, double gradNorm,
+void printProgress(Run &run, int64_t k, double loss, double gradNorm,
                    double ms) {
+  llvm::json::Object metrics{{"step", k}, {"ms_per_step", ms}};
   llvm::outs() << "step " << k;
   // The loss of the whole (accumulated) batch: the micro-steps' mean.
   const EntryRun *reporter = run.reporter();
-  if (reporter && reporter->roles.loss)
+  if (reporter && reporter->roles.loss) {
     llvm::outs() << llvm::format(": loss %.6f", loss);
-  if (reporter && reporter->roles.gradNorm)
+    metrics["loss"] = loss;
+  }
+  if (reporter && reporter->roles.gradNorm) {
     llvm::outs() << llvm::format(", grad_norm %.6f", gradNorm);
+    metrics["grad_norm"] = gradNorm;
+  }
   llvm::outs() << llvm::format(", %.1f ms/step", ms);
-  if (run.tokensPerStep)
+  if (run.tokensPerStep) {
     llvm::outs() << llvm::format(", %.0f tokens/s",
                                  run.tokensPerStep * 1000.0 / ms);
+    metrics["tokens_per_s"] = run.tokensPerStep * 1000.0 / ms;
+  }
   llvm::outs() << "\n";
   llvm::outs().flush();
+  writeMetrics(run, std::move(metrics));
 }
 
 void printSummary(const Stats &stats) {

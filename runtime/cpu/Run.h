@@ -18,6 +18,8 @@
 
 #include "RankContext.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -37,7 +39,7 @@ struct Options {
   double lr = 0;
   bool resume = false, allowMissing = false;
   std::string dataFile, evalDataFile, tokenType = "uint16", initFrom,
-      saveFile, ckptDir,
+      saveFile, ckptDir, metricsFile,
       traceFile;
   // Fault injection (tests).
   int64_t failRank = -1, failStep = 0;
@@ -89,6 +91,9 @@ struct Run {
       std::chrono::steady_clock::now();
   std::vector<std::vector<TraceEvent>> traces; ///< per rank (threads)
   std::string json; ///< the program description, saved with checkpoints
+  /// --metrics: one JSON object per printed step and evaluation (rank 0's
+  /// process only; appended to, so a resumed run continues the file).
+  std::unique_ptr<llvm::raw_fd_ostream> metrics;
   /// Global results per entry (rank 0), for --save and checkpoints.
   std::vector<std::vector<HostTensor>> final;
 
