@@ -18,9 +18,10 @@
 namespace tessel::rt {
 
 /// Before any rank starts: `localRanks` ranks run on this machine (threads
-/// of this process, or processes of mpirun). Returns why this machine cannot
-/// run them ("" when it can).
-std::string prepareDevices(int64_t localRanks);
+/// of this process, or processes of mpirun), each with `threads` host
+/// threads for its library calls (0: the device's choice). Returns why this
+/// machine cannot run them ("" when it can).
+std::string prepareDevices(int64_t localRanks, int64_t threads);
 
 /// On a rank's own thread, before anything else: binds it to the device of
 /// local rank `localRank`. Returns why it cannot ("" when it can).

@@ -1,7 +1,8 @@
 //===- HostDevice.cpp - the CPU as the device compiled code runs on -------===//
 //
 // Device.h for the cpu target: host memory, and OpenBLAS threads sharing
-// the cores with the ranks of this machine.
+// the cores with the ranks of this machine (--threads and
+// OPENBLAS_NUM_THREADS override the share).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,7 +17,16 @@ extern "C" {
 void openblas_set_num_threads(int);
 }
 
-std::string tessel::rt::prepareDevices(int64_t localRanks) {
+/// OpenBLAS threads per rank: --threads, else OPENBLAS_NUM_THREADS (which
+/// OpenBLAS read itself), else the cores shared by the ranks of this
+/// machine.
+std::string tessel::rt::prepareDevices(int64_t localRanks, int64_t threads) {
+  if (threads > 0) {
+    openblas_set_num_threads(int(threads));
+    return "";
+  }
+  if (std::getenv("OPENBLAS_NUM_THREADS"))
+    return "";
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   openblas_set_num_threads(
       std::max<int>(1, int(cores / std::max<int64_t>(1, localRanks))));

@@ -130,6 +130,12 @@ llvm::cl::opt<std::string> metricsFile(
                    "to this file (JSON lines: step, loss, grad_norm, "
                    "ms_per_step, tokens_per_s; eval and eval_loss)"),
     llvm::cl::cat(category));
+llvm::cl::opt<int64_t> threadsOpt(
+    "threads",
+    llvm::cl::desc("Host threads per rank for library calls (OpenBLAS); "
+                   "default: OPENBLAS_NUM_THREADS if set, else the machine's "
+                   "cores divided among its ranks"),
+    llvm::cl::init(0), llvm::cl::cat(category));
 llvm::cl::opt<unsigned> ckptTimeout(
     "ckpt-timeout",
     llvm::cl::desc("Seconds the ranks wait while a checkpoint is gathered "
@@ -186,7 +192,8 @@ std::string checkFlags() {
         atLeast("eval-every", evalEvery, 0),
         atLeast("eval-batches", evalBatches, 1),
         atLeast("timeout", timeoutSeconds, 1),
-        atLeast("ckpt-timeout", ckptTimeout, 1)})
+        atLeast("ckpt-timeout", ckptTimeout, 1),
+        atLeast("threads", threadsOpt, 0)})
     if (!why.empty())
       return why;
   if (batchSize < 0) // 0: the compiled batch
@@ -308,7 +315,8 @@ int main(int argc, char **argv) {
     return failWith(llvm::Twine("this program was compiled for ") +
                     llvm::Twine(devices) + " devices, not --ranks " +
                     llvm::Twine(ranks) + "; recompile it with another --mesh");
-  if (std::string why = prepareDevices(localRanks(ranks)); !why.empty())
+  if (std::string why = prepareDevices(localRanks(ranks), threadsOpt);
+      !why.empty())
     return failWith(why);
   // The process that writes checkpoints (threads, or MPI rank 0) holds the
   // directory for the whole run.

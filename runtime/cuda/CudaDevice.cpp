@@ -19,7 +19,7 @@
 
 using namespace tessel::rt;
 
-std::string tessel::rt::prepareDevices(int64_t localRanks) {
+std::string tessel::rt::prepareDevices(int64_t localRanks, int64_t) {
   int count = 0;
   cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0)
