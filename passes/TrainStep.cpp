@@ -51,6 +51,7 @@ struct TesselTrainStepPass
     o.beta2 = beta2;
     o.epsilon = epsilon;
     o.weightDecay = weightDecay;
+    o.decayEmbeddings = decayEmbeddings;
     o.clipNorm = clipNorm;
     o.lrArgument = lrArgument;
     o.accumulate = accumulate;

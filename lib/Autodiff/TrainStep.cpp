@@ -161,6 +161,7 @@ private:
   void accumulate();
   Value clipByGlobalNorm();
   SmallVector<Value> update(Value t, Value lr);
+  bool isEmbeddingTable(unsigned a);
   Value applyIfAccumulated(Value updated, Value old);
   void cleanUp();
 
@@ -381,6 +382,15 @@ Value StepBuilder::applyIfAccumulated(Value updated, Value old) {
   return SelectOp::create(b, e.loc, pred, updated, old);
 }
 
+/// Whether forward argument `a` is the table of a gather (an embedding).
+bool StepBuilder::isEmbeddingTable(unsigned a) {
+  bool table = false;
+  forward.walk([&](GatherOp g) {
+    table |= g.getTable() == forward.getArgument(a);
+  });
+  return table;
+}
+
 /// Every parameter's update: the new parameters, then the new state per
 /// slot.
 SmallVector<Value> StepBuilder::update(Value t, Value lr) {
@@ -407,9 +417,11 @@ SmallVector<Value> StepBuilder::update(Value t, Value lr) {
     for (unsigned sl = 0; sl < optimizerSlots; ++sl)
       old.push_back(state(sl, i));
     Value delta = optimizer->update(e, g, t, lr, old, updated);
-    // Decoupled weight decay, on parameters of rank >= 2 only.
+    // Decoupled weight decay, on parameters of rank >= 2 only (and not on
+    // embedding tables unless decay-embeddings).
     if (options.weightDecay > 0 &&
-        cast<RankedTensorType>(p.getType()).getRank() >= 2)
+        cast<RankedTensorType>(p.getType()).getRank() >= 2 &&
+        (options.decayEmbeddings || !isEmbeddingTable(a)))
       delta = e.add(delta, e.scale(p32, e.mul(lr, e.cst(options.weightDecay))));
     Value np = e.sub(p32, delta);
     if (np.getType() != p.getType())

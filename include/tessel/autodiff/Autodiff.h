@@ -70,6 +70,10 @@ struct TrainStepOptions {
   /// Decoupled weight decay, applied to parameters of rank >= 2 only
   /// (norm scales and biases are not decayed).
   double weightDecay = 0.0;
+  /// Whether embedding tables (parameters a `tessel.gather` reads as its
+  /// table) are decayed too; false leaves them out, as Hugging Face's
+  /// no-decay lists for embeddings do.
+  bool decayEmbeddings = true;
   /// Global-norm clipping threshold; 0 disables clipping.
   double clipNorm = 0.0;
   /// Take the peak learning rate from an f32 scalar argument `lr` (just

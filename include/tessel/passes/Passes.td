@@ -211,6 +211,9 @@ def TesselTrainStepPass : Pass<"tessel-train-step", "ModuleOp"> {
     Option<"epsilon", "epsilon", "double", /*default=*/"1e-8", "AdamW epsilon">,
     Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
            "Decoupled weight decay (parameters of rank >= 2)">,
+    Option<"decayEmbeddings", "decay-embeddings", "bool", /*default=*/"true",
+           "Decay embedding tables (the tables of gathers) too; false "
+           "leaves them out">,
     Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
            "Global gradient-norm clipping threshold (0: off)">,
     Option<"accumulate", "accumulate", "bool", /*default=*/"false",
