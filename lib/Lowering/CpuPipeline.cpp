@@ -71,23 +71,25 @@ static constexpr const char *kWidenNarrowFloats =
     "math-extend-to-supported-types{target-type=f32},"
     "arith-emulate-unsupported-floats{source-types=bf16,f16 target-type=f32}";
 // Then memref.copy -> linalg.copy (strided copies would otherwise call the
-// MLIR C runner library), then:
-static constexpr const char *kPipelineToLLVM =
+// MLIR C runner library), then loops and the LLVM dialect:
+static constexpr const char *kLoopsToCF =
     "convert-linalg-to-loops,"
     "canonicalize,"
     // Strided views with dynamic offsets expand into affine.apply, which
     // lower-affine must see after them.
     "expand-strided-metadata,"
     "lower-affine,"
-    "convert-scf-to-cf,"
+    "convert-scf-to-cf,";
+// Host code's conversions to the LLVM dialect, for every target (a GPU
+// target adds its launch lowering before reconcile-unrealized-casts).
+static constexpr const char *kHostConversionsToLLVM =
     "convert-math-to-llvm,"
     "convert-math-to-libm,"
     "finalize-memref-to-llvm{use-generic-functions use-aligned-alloc},"
     "convert-arith-to-llvm,"
     "convert-func-to-llvm,"
     "convert-cf-to-llvm,"
-    "convert-index-to-llvm,"
-    "reconcile-unrealized-casts";
+    "convert-index-to-llvm";
 
 namespace {
 /// Rewrites memref.copy into linalg.copy, which becomes plain loops.
@@ -314,8 +316,14 @@ LogicalResult mlir::tessel::buildScalarMathPipeline(OpPassManager &pm) {
   return success();
 }
 
+llvm::StringRef mlir::tessel::hostConversionsToLLVM() {
+  return kHostConversionsToLLVM;
+}
+
 LogicalResult mlir::tessel::buildHostToLLVMPipeline(OpPassManager &pm) {
-  return parsePassPipeline(kPipelineToLLVM, pm);
+  return parsePassPipeline(std::string(kLoopsToCF) + kHostConversionsToLLVM +
+                               ",reconcile-unrealized-casts",
+                           pm);
 }
 
 LogicalResult mlir::tessel::buildCpuLoweringPipeline(OpPassManager &pm) {
@@ -324,7 +332,7 @@ LogicalResult mlir::tessel::buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(std::make_unique<OutlineKernelsPass>());
   if (failed(buildScalarMathPipeline(pm)))
     return failure();
-  return parsePassPipeline(kPipelineToLLVM, pm);
+  return buildHostToLLVMPipeline(pm);
 }
 
 namespace {

@@ -57,16 +57,6 @@ constexpr const char *kToKernels =
 constexpr const char *kDeviceToNVVM =
     "gpu.module(convert-gpu-to-nvvm,canonicalize,cse,"
     "reconcile-unrealized-casts)";
-constexpr const char *kHostToLLVM =
-    "convert-math-to-llvm,"
-    "convert-math-to-libm,"
-    "finalize-memref-to-llvm{use-generic-functions use-aligned-alloc},"
-    "convert-arith-to-llvm,"
-    "convert-func-to-llvm,"
-    "convert-cf-to-llvm,"
-    "convert-index-to-llvm,"
-    "gpu-to-llvm,"
-    "reconcile-unrealized-casts";
 
 struct CudaPipelineOptions : PassPipelineOptions<CudaPipelineOptions> {
   Option<std::string> chip{
@@ -95,7 +85,9 @@ LogicalResult buildCudaLoweringPipeline(OpPassManager &pm,
     return failure();
   std::string attach =
       "nvvm-attach-target{chip=" + options.chip + " O=3}," + kDeviceToNVVM +
-      "," + kHostToLLVM + ",gpu-module-to-binary{format=fatbin toolkit=" +
+      "," + hostConversionsToLLVM().str() +
+      ",gpu-to-llvm,reconcile-unrealized-casts,"
+      "gpu-module-to-binary{format=fatbin toolkit=" +
       options.toolkit + "}";
   return parsePassPipeline(attach, pm);
 }

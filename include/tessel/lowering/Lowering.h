@@ -82,6 +82,9 @@ std::unique_ptr<Pass> createGpuLaunchesToLoopsPass();
 /// The CPU pipeline's last part: loops, memrefs, arith, math and functions
 /// to the LLVM dialect.
 LogicalResult buildHostToLLVMPipeline(OpPassManager &pm);
+/// Its conversions of host code to the LLVM dialect (math, memrefs, arith,
+/// functions, control flow, index), which GPU targets share.
+llvm::StringRef hostConversionsToLLVM();
 
 /// Registers the passes of the CPU pipeline and the pipelines
 /// `tessel-cpu-lowering` and `tessel-cpu-pipeline{cpu=NAME function=NAME}`
