@@ -227,54 +227,17 @@ llvm::Error bindCheckpoint(Run &run) {
   return llvm::Error::success();
 }
 
-/// --eval-data: held-out batches for the evaluations' tokens and labels.
-llvm::Error bindEvalData(Run &run) {
-  const Options &o = run.options;
-  if (o.evalDataFile.empty())
-    return llvm::Error::success();
-  bool any = false;
-  for (const EntryRun &e : run.evals)
-    any |= e.roles.tokens || e.roles.labels;
-  if (!any)
-    return fail("--eval-data: the program has no evaluation with tokens or "
-                "labels (compile it with tessel-compile --eval forward)");
+/// Opens the token file `path` for the tokens and labels of `entries` and
+/// reads batch `first` now, so a file that is too short or holds tokens
+/// outside the vocabulary fails before the ranks start.
+llvm::Expected<TokenFile> openTokens(const Run &run, const std::string &path,
+                                     const std::vector<EntryRun> &entries,
+                                     int64_t first) {
   llvm::Expected<TokenFile> file =
-      TokenFile::open(o.evalDataFile, o.tokenType == "uint16" ? 2 : 4);
+      TokenFile::open(path, run.options.tokenType == "uint16" ? 2 : 4);
   if (!file)
     return file.takeError();
-  run.evalTokens = std::move(*file);
-  return llvm::Error::success();
-}
-
-/// --data: the token file that fills the tokens and labels arguments (of
-/// whichever entries have them: a pipeline's first stage takes the tokens,
-/// its last the labels).
-llvm::Error bindData(Run &run) {
-  bool any = false;
-  for (const EntryRun &e : run.entries) {
-    const program::Bindings &b = e.roles;
-    if (b.tokens)
-      run.tokensPerStep =
-          numElements(e.entry->arguments[*b.tokens].globalShape) *
-          run.microSteps;
-    any |= b.tokens || b.labels;
-  }
-  const Options &o = run.options;
-  if (llvm::Error err = bindEvalData(run))
-    return err;
-  if (o.dataFile.empty())
-    return llvm::Error::success();
-  if (!any)
-    return fail("--data: the program has no tokens or labels argument "
-                "(input_ids, labels)");
-  llvm::Expected<TokenFile> file =
-      TokenFile::open(o.dataFile, o.tokenType == "uint16" ? 2 : 4);
-  if (!file)
-    return file.takeError();
-  run.tokens = std::move(*file);
-  // The first batch now, so a file that is too short or holds tokens
-  // outside the vocabulary fails before the ranks start.
-  for (const EntryRun &e : run.entries) {
+  for (const EntryRun &e : entries) {
     const program::Bindings &b = e.roles;
     const auto &args = e.entry->arguments;
     std::optional<HostTensor> ids, labels;
@@ -282,12 +245,50 @@ llvm::Error bindData(Run &run) {
       ids = HostTensor(args[*b.tokens].dtype, args[*b.tokens].globalShape);
     if (b.labels)
       labels = HostTensor(args[*b.labels].dtype, args[*b.labels].globalShape);
-    if (llvm::Error err = run.tokens->batch(run.firstStep,
-                                            ids ? &*ids : nullptr,
-                                            labels ? &*labels : nullptr,
-                                            run.vocab))
-      return err;
+    if (llvm::Error err = file->batch(first, ids ? &*ids : nullptr,
+                                      labels ? &*labels : nullptr, run.vocab))
+      return std::move(err);
   }
+  return file;
+}
+
+/// Whether any of `entries` takes tokens or labels.
+bool takesTokens(const std::vector<EntryRun> &entries) {
+  return llvm::any_of(entries, [](const EntryRun &e) {
+    return e.roles.tokens || e.roles.labels;
+  });
+}
+
+/// --data: the token file that fills the tokens and labels arguments (of
+/// whichever entries have them: a pipeline's first stage takes the tokens,
+/// its last the labels); --eval-data: held-out batches for the evaluations.
+llvm::Error bindData(Run &run) {
+  for (const EntryRun &e : run.entries)
+    if (e.roles.tokens)
+      run.tokensPerStep =
+          numElements(e.entry->arguments[*e.roles.tokens].globalShape) *
+          run.microSteps;
+  const Options &o = run.options;
+  if (!o.evalDataFile.empty()) {
+    if (!takesTokens(run.evals))
+      return fail("--eval-data: the program has no evaluation with tokens or "
+                  "labels (compile it with tessel-compile --eval forward)");
+    llvm::Expected<TokenFile> file =
+        openTokens(run, o.evalDataFile, run.evals, 0);
+    if (!file)
+      return file.takeError();
+    run.evalTokens = std::move(*file);
+  }
+  if (o.dataFile.empty())
+    return llvm::Error::success();
+  if (!takesTokens(run.entries))
+    return fail("--data: the program has no tokens or labels argument "
+                "(input_ids, labels)");
+  llvm::Expected<TokenFile> file =
+      openTokens(run, o.dataFile, run.entries, run.firstStep);
+  if (!file)
+    return file.takeError();
+  run.tokens = std::move(*file);
   return llvm::Error::success();
 }
 
