@@ -266,6 +266,29 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
              << "got " << attr.getValue();
     return success();
   }
+  // Set by --tessel-pipeline-split (tessel/pipeline/Pipeline.h).
+  if (name == "tessel.pipeline") {
+    auto d = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (!d || !isa<ModuleOp>(op) || !d.getAs<StringAttr>("schedule") ||
+        !d.getAs<IntegerAttr>("ranks") || !d.getAs<IntegerAttr>("virtual") ||
+        !d.getAs<IntegerAttr>("microbatches") ||
+        !d.getAs<ArrayAttr>("functions"))
+      return op->emitOpError()
+             << "'" << name << "' is a module's pipeline: a dictionary with "
+             << "schedule, ranks, virtual, microbatches and functions";
+    return success();
+  }
+  if (name == "tessel.pipeline_rank" || name == "tessel.pipeline_actions") {
+    bool ok = isa<FunctionOpInterface>(op) &&
+              (name == "tessel.pipeline_rank"
+                   ? isa<IntegerAttr>(attr.getValue())
+                   : isa<ArrayAttr>(attr.getValue()));
+    if (!ok)
+      return op->emitOpError() << "'" << name << "' belongs on a pipeline "
+                               << "stage function (an integer rank, an "
+                               << "array of action names)";
+    return success();
+  }
   if (name == kSpmdAttrName) {
     auto mesh = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
     if (!isa<FunctionOpInterface>(op) || !mesh)

@@ -222,12 +222,24 @@ llvm::Error validateRanks(const Program &p) {
   for (const Entry &e : p.entries) {
     if (e.kind != "step") // evaluations and inits: results are not saved
       continue;
-    for (const TensorInfo &t : e.results)
-      if (auto [it, fresh] = owner.emplace(t.name, &e);
-          !fresh && it->second != &e)
-        return fail("entries '" + it->second->name + "' and '" + e.name +
-                    "' both return '" + t.name + "'; results of entries " +
-                    "run together need distinct names");
+    for (const TensorInfo &t : e.results) {
+      auto [it, fresh] = owner.emplace(t.name, &e);
+      if (fresh || it->second == &e)
+        continue;
+      // A parameter two pipeline stages hold (a tied embedding): the same
+      // carried tensor, saved once (from the first entry).
+      const TensorInfo *first = nullptr;
+      for (const TensorInfo &o : it->second->results)
+        if (o.name == t.name)
+          first = &o;
+      if (first && isCarried(t.role) && first->role == t.role &&
+          first->dtype == t.dtype && first->globalShape == t.globalShape)
+        continue;
+      return fail("entries '" + it->second->name + "' and '" + e.name +
+                  "' both return '" + t.name + "'; results of entries " +
+                  "run together need distinct names (or, for a tensor "
+                  "two stages hold, the same role, type and shape)");
+    }
   }
   return llvm::Error::success();
 }

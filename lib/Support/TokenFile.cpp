@@ -4,6 +4,8 @@
 
 #include "llvm/Support/Endian.h"
 
+#include <algorithm>
+
 using namespace tessel;
 
 static llvm::Error fail(const llvm::Twine &message) {
@@ -53,10 +55,13 @@ llvm::Error TokenFile::batch(uint64_t k, HostTensor *inputs,
   if (!like)
     return llvm::Error::success();
   for (const HostTensor *t : {inputs, labels})
-    if (t && (t->rank() != 2 || t->shape != like->shape))
+    if (t && (t->rank() < 2 || t->shape != like->shape))
       return fail(filePath + ": token batches are [batch, sequence] integer "
-                             "tensors, got " + t->typeString());
-  int64_t B = like->shape[0], S = like->shape[1];
+                             "tensors (or [microbatch, batch, sequence]), "
+                             "got " + t->typeString());
+  // Leading dimensions are rows: a pipeline's [m, b, S] is m*b sequences,
+  // microbatch i the rows i*b .. i*b + b - 1 (micro-step i of --batch-size).
+  int64_t S = like->shape.back(), B = like->size() / std::max<int64_t>(S, 1);
   if (numTokens < static_cast<uint64_t>(S) + 1)
     return fail(filePath + ": has " + llvm::Twine(numTokens) +
                 " tokens, fewer than a sequence of " + llvm::Twine(S) +

@@ -17,6 +17,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <set>
 #include <cstdlib>
 #include <thread>
 
@@ -340,9 +341,11 @@ int main(int argc, char **argv) {
     return rc;
   if (!saveFile.empty()) {
     NamedTensors out;
+    std::set<std::string> saved; // a tensor two stages hold: the first's
     for (auto [k, e] : llvm::enumerate(run.entries))
       for (auto [r, info] : llvm::enumerate(e.entry->results))
-        out.tensors.emplace_back(info.name,
+        if (saved.insert(info.name).second)
+          out.tensors.emplace_back(info.name,
                                  run.final.empty()
                                      ? HostTensor(info.dtype, info.globalShape)
                                      : std::move(run.final[k][r]));

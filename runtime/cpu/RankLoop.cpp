@@ -15,6 +15,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <set>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -397,9 +398,10 @@ void saveCheckpoint(Run &run, Communicator &comm, int64_t stepsDone) {
     if (const char *delay = std::getenv("TESSEL_TEST_CHECKPOINT_DELAY_S"))
       std::this_thread::sleep_for(std::chrono::seconds(std::atoi(delay)));
     NamedTensors out;
+    std::set<std::string> saved; // a tensor two stages hold: the first's
     for (auto [k, e] : llvm::enumerate(run.entries))
       for (auto [r, info] : llvm::enumerate(e.entry->results))
-        if (e.roles.feeds[r])
+        if (e.roles.feeds[r] && saved.insert(info.name).second)
           out.tensors.emplace_back(info.name, run.final[k][r]);
     if (llvm::Error err =
             writeCheckpoint(run.options.ckptDir, stepsDone, out, run.json))

@@ -17,6 +17,7 @@
 #include "tessel/lowering/Target.h"
 #include "tessel/lowering/Lowering.h"
 #include "tessel/passes/Passes.h"
+#include "tessel/pipeline/Pipeline.h"
 #include "tessel/program/Describe.h"
 #include "tessel/runtime/Abi.h"
 #include "tessel/sharding/LogicalRules.h"
@@ -76,6 +77,14 @@ cl::opt<std::string> entry("entry",
                                     "stages): each rank runs the one whose "
                                     "mesh has it"),
                            cl::cat(category));
+cl::opt<std::string> pipelineSpec(
+    "pipeline",
+    cl::desc("Pipeline parallelism over a mesh axis: \"schedule=1f1b "
+             "microbatches=8 stages=auto virtual=1 axis=pp\" (schedules "
+             "gpipe, 1f1b, interleaved, zb-h1; stages auto, tags or the first "
+             "layer of each stage as 0,3,6). The model's batch is the "
+             "microbatch; a step takes microbatches of them"),
+    cl::value_desc("options"), cl::cat(category));
 cl::opt<std::string> evalFuncs(
     "eval",
     cl::desc("Also compile these functions (comma-separated; e.g. forward) "
@@ -343,6 +352,43 @@ llvm::Expected<std::string> optimizerOptions(StringRef spec) {
   return out;
 }
 
+/// --pipeline "key=value ...": the stage assignment and the split.
+struct PipelineRequest {
+  std::string axis = "pp", schedule = "1f1b", stages = "auto";
+  int64_t microbatches = 1, virtualStages = 1;
+};
+
+llvm::Expected<PipelineRequest> parsePipeline(StringRef spec) {
+  PipelineRequest p;
+  for (StringRef word : llvm::split(spec, ' ')) {
+    if (word.empty())
+      continue;
+    auto [key, value] = word.split('=');
+    bool bad = false;
+    if (key == "axis")
+      p.axis = value.str();
+    else if (key == "schedule")
+      p.schedule = value.str();
+    else if (key == "stages")
+      p.stages = value.str();
+    else if (key == "microbatches")
+      bad = value.getAsInteger(10, p.microbatches) || p.microbatches < 1;
+    else if (key == "virtual")
+      bad = value.getAsInteger(10, p.virtualStages) || p.virtualStages < 1;
+    else
+      return llvm::createStringError(
+          "--pipeline: unknown option '" + key.str() +
+          "'; the options are schedule, microbatches, stages, virtual, axis");
+    if (bad || value.empty())
+      return llvm::createStringError("--pipeline: " + key.str() +
+                                     " needs a positive number, not '" +
+                                     value.str() + "'");
+  }
+  return p;
+}
+
+std::optional<PipelineRequest> pipelineRequest;
+
 /// --mesh, --strategy/--rules, the training step and propagation; returns
 /// the step's entry names (empty on failure).
 SmallVector<std::string> buildProgram(ModuleOp module, DefaultTimingManager &tm,
@@ -399,8 +445,23 @@ SmallVector<std::string> buildProgram(ModuleOp module, DefaultTimingManager &tm,
       failWith(llvm::toString(options.takeError()));
       return {};
     }
+    if (pipelineRequest) {
+      int64_t ranks = meshes.size() == 1
+                          ? meshes.front().getAxisSize(pipelineRequest->axis)
+                          : -1;
+      if (ranks < 2) {
+        failWith("--pipeline: the mesh needs a pipeline axis '" +
+                 pipelineRequest->axis + "' of 2 or more devices (as --mesh "
+                 "\"pp=4,dp=2\"; axis= names another)");
+        return {};
+      }
+      pipeline = "tessel-assign-stages{func=" + funcName.getValue() +
+                 " stages=" +
+                 std::to_string(ranks * pipelineRequest->virtualStages) +
+                 " boundaries=" + pipelineRequest->stages + " report=true},";
+    }
     // lr-argument: the executable's --lr sets the peak learning rate.
-    pipeline = "tessel-train-step{func=" + funcName.getValue() + " " +
+    pipeline += "tessel-train-step{func=" + funcName.getValue() + " " +
                *options + " lr-argument=true" +
                (accumulate ? " accumulate=true" : "") + "}";
   }
@@ -458,6 +519,17 @@ int main(int argc, char **argv) {
                     "that target's runtime (for cuda: the CUDA toolkit was "
                     "not found when it was configured)");
 
+  if (!pipelineSpec.empty()) {
+    llvm::Expected<PipelineRequest> p = parsePipeline(pipelineSpec);
+    if (!p)
+      return failWith(llvm::toString(p.takeError()));
+    if (!entry.empty() || !evalFuncs.empty() || !initFuncs.empty() ||
+        accumulate)
+      return failWith("--pipeline builds and splits the train step itself; "
+                      "it does not combine with --entry, --eval, --init or "
+                      "--accumulate (microbatches= accumulates)");
+    pipelineRequest = *p;
+  }
   llvm::Expected<CpuSelection> cpu = selectCpu(cpuName);
   if (!cpu)
     return failWith(llvm::toString(cpu.takeError()));
@@ -494,9 +566,26 @@ int main(int argc, char **argv) {
   if (emit == "tessel")
     return failed(writeModule(*module, outputFile));
   bool hasMesh = !module->getOps<MeshOp>().empty();
+  if (hasMesh && failed(runPipeline(*module, "tessel-partition", tm, root)))
+    return 1;
+  std::string entries = stepName;
+  if (pipelineRequest) {
+    const PipelineRequest &p = *pipelineRequest;
+    std::string split = "tessel-pipeline-split{func=" + stepName + " axis=" +
+                        p.axis + " schedule=" + p.schedule +
+                        " microbatches=" + std::to_string(p.microbatches) +
+                        " virtual=" + std::to_string(p.virtualStages) +
+                        "},tessel-pipeline-report";
+    if (failed(runPipeline(*module, split, tm, root)))
+      return 1;
+    auto attr = (*module)->getAttrOfType<DictionaryAttr>(kPipelineAttrName);
+    SmallVector<std::string> names;
+    for (Attribute f : attr.getAs<ArrayAttr>("functions"))
+      names.push_back(cast<FlatSymbolRefAttr>(f).getValue().str());
+    entries = llvm::join(names, ",");
+  }
   if (hasMesh &&
-      failed(runPipeline(
-          *module, "tessel-partition,tessel-optimize-collectives", tm, root)))
+      failed(runPipeline(*module, "tessel-optimize-collectives", tm, root)))
     return 1;
   if (emit == "local")
     return failed(writeModule(*module, outputFile));
@@ -504,7 +593,7 @@ int main(int argc, char **argv) {
   // The step (and its evaluations and initializers) is compiled: described
   // for the runtime, lowered to the LLVM dialect by the target's registered
   // pipeline, in three parts so --emit can stop between them.
-  std::string exportEntry = exportEntryPipeline(*module, stepName);
+  std::string exportEntry = exportEntryPipeline(*module, entries);
   if (exportEntry.empty())
     return 1;
   if (failed(runPipeline(*module, exportEntry, tm, root)))

@@ -239,6 +239,73 @@ def TesselTrainStepPass : Pass<"tessel-train-step", "ModuleOp"> {
   let dependentDialects = ["::mlir::tessel::TesselDialect"];
 }
 
+def TesselAssignStagesPass : Pass<"tessel-assign-stages", "ModuleOp"> {
+  let summary = "Tags a forward function's ops with their pipeline stage";
+  let description = [{
+    Groups the layers of `func` (ops tagged `tessel.layer`) into `stages`
+    contiguous pipeline stages and tags every op with `tessel.stage`:
+    `boundaries=auto` balances estimated FLOPs (the embedding counts with the
+    first stage, the head and loss with the last), `boundaries=0,3,6` gives
+    each stage's first layer, `boundaries=tags` keeps the model's own tags
+    (and checks that none goes backwards). Untagged ops take the latest
+    stage of their operands; ops that read no staged value stay untagged.
+    The train step's backward and update inherit the tags
+    (docs/pipelines.md).
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"\"forward\"",
+           "The function to tag">,
+    Option<"stages", "stages", "int64_t", /*default=*/"2",
+           "Number of stages (pipeline ranks x virtual stages)">,
+    Option<"boundaries", "boundaries", "std::string", /*default=*/"\"auto\"",
+           "auto | tags | the first layer of each stage, as 0,3,6">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print each stage's layers and estimated cost">
+  ];
+}
+
+def TesselPipelineSplitPass : Pass<"tessel-pipeline-split", "ModuleOp"> {
+  let summary = "Splits a partitioned train step into pipeline stage functions";
+  let description = [{
+    For a per-device function `func` whose mesh has the pipeline axis `axis`
+    (of P ranks): adds a sub-mesh `@<mesh>_<axis><r>` and a function
+    `@<func>_<axis><r>` for every rank r, runs the `schedule` (gpipe, 1f1b,
+    interleaved, zb-h1) over `microbatches` microbatches unrolled in each,
+    with `tessel.send`/`tessel.recv` over the axis for every value that
+    crosses ranks, then removes `func`. Token batches gain a leading
+    microbatch dimension; gradients are summed over microbatches and scaled
+    by 1/m, and their data-parallel reductions run once per step
+    (docs/pipelines.md).
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"\"train_step\"",
+           "The partitioned train step">,
+    Option<"axis", "axis", "std::string", /*default=*/"\"pp\"",
+           "The mesh axis the stages are spread over">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
+           "gpipe | 1f1b | interleaved | zb-h1">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
+           "Microbatches per optimizer step">,
+    Option<"virtualStages", "virtual", "int64_t", /*default=*/"1",
+           "Stages per rank (interleaved)">
+  ];
+}
+
+def TesselPipelineReportPass : Pass<"tessel-pipeline-report", "ModuleOp"> {
+  let summary = "Prints a split pipeline's schedule, bubble and traffic";
+  let description = [{
+    For a module split by --tessel-pipeline-split: the schedule as a text
+    Gantt chart (one row per rank, unit costs F = B = W = 1), the bubble
+    fraction the simulation predicts (and (p-1)/(m+p-1) for comparison), the
+    most microbatches whose activations each rank keeps at once, and the
+    bytes each rank sends per step over the pipeline axis.
+  }];
+  let options = [
+    Option<"format", "format", "std::string", /*default=*/"\"text\"",
+           "text or json">
+  ];
+}
+
 def TesselLowerToLinalgPass : Pass<"tessel-lower-to-linalg", "ModuleOp"> {
   let summary = "Lowers per-device programs to linalg/tensor/arith/math and the target's calls";
   let description = [{
