@@ -103,31 +103,43 @@ LogicalResult Splitter::classify() {
   return success();
 }
 
-/// Sum-reductions whose users all run once per step run once per step too,
-/// on the sum of the microbatches' operands (sum(reduce(g_i)) ==
-/// reduce(sum(g_i))); so does the sum of two stages' gradients of one
-/// parameter (a tied embedding), each summed over microbatches first.
+/// Whether mean_i(op(x_i)) == op(mean_i(x_i)) over microbatches i for the
+/// per-microbatch operands x_i of `op`: sum-collectives, data movement,
+/// sums, and scaling by a value computed once per step.
+bool Splitter::commutesWithMean(Operation *op) const {
+  if (auto ar = dyn_cast<AllReduceOp>(op))
+    return ar.getKind() == CollectiveKind::sum;
+  if (auto rs = dyn_cast<ReduceScatterOp>(op))
+    return rs.getKind() == CollectiveKind::sum;
+  if (isa<ReshapeOp, TransposeOp, BroadcastInDimOp, SliceOp, ConcatenateOp,
+          AddOp, SubOp, NegOp>(op))
+    return true;
+  if (isa<MulOp>(op))
+    return !perMicrobatch(op->getOperand(0)) || !perMicrobatch(op->getOperand(1));
+  if (isa<DivOp>(op))
+    return !perMicrobatch(op->getOperand(1));
+  return false;
+}
+
+/// Ops that commute with the microbatch mean and whose users all run once
+/// per step run once per step too, on the means of their operands: a
+/// gradient's data-parallel all-reduce (and the reshapes and sums between it
+/// and the update) runs once per step, not once per microbatch, and the two
+/// stages' gradients of a tied parameter are each summed over microbatches
+/// before one is sent.
 void Splitter::moveReductionsAfterLoop() {
   Block &body = step.getBody().front();
   for (Operation &op : llvm::reverse(body.without_terminator())) {
     OpInfo &i = info[&op];
     if (i.phase == Phase::Step || op.getNumResults() != 1 || op.use_empty() ||
-        !isa<FloatType>(getElementTypeOrSelf(op.getResult(0).getType())))
+        !isa<FloatType>(getElementTypeOrSelf(op.getResult(0).getType())) ||
+        !commutesWithMean(&op))
       continue;
-    bool movable = false;
-    if (auto ar = dyn_cast<AllReduceOp>(op))
-      movable = ar.getKind() == CollectiveKind::sum;
-    else if (auto rs = dyn_cast<ReduceScatterOp>(op))
-      movable = rs.getKind() == CollectiveKind::sum;
-    else if (isa<AddOp>(op))
-      movable = rankOf(op.getOperand(0)) >= 0 &&
-                rankOf(op.getOperand(1)) >= 0 &&
-                rankOf(op.getOperand(0)) != rankOf(op.getOperand(1));
     bool stepUsers = llvm::all_of(op.getUsers(), [&](Operation *u) {
       return u->hasTrait<OpTrait::IsTerminator>() ||
              info[u].phase == Phase::Step;
     });
-    if (movable && stepUsers)
+    if (stepUsers)
       i.phase = Phase::Step;
   }
 }

@@ -47,6 +47,7 @@ public:
 
 private:
   LogicalResult classify();
+  bool commutesWithMean(Operation *op) const;
   void moveReductionsAfterLoop();
   LogicalResult findBoundaries();
   LogicalResult collectNeeds();

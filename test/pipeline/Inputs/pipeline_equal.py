@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Trains a model pipelined and unpipelined and compares them.
+
+For each configuration MODEL:MESH:STRATEGY:SCHEDULE:M[:VIRTUAL[:LAYERS]],
+compiles the model generated on MESH (which has a "pp" axis) with
+tessel-compile --pipeline "schedule=SCHEDULE microbatches=M virtual=VIRTUAL"
+and the same model for one device with --accumulate, runs both for --steps
+steps on the same token file (the reference with --batch-size M*b, so its
+micro-steps are the pipeline's microbatches), and prints one line: the losses
+of every step and every parameter and optimizer state after the last step
+must agree (within TOLERANCES below; the two sum in other orders). --mpi runs the
+pipelined program under mpirun instead of as threads."""
+import argparse
+import os
+import subprocess
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "..", "lib"))
+import numpy as np  # noqa: E402
+import safetensors_io  # noqa: E402
+
+p = argparse.ArgumentParser()
+p.add_argument("--bin", required=True)
+p.add_argument("--work", required=True)
+p.add_argument("--tokens", required=True)
+p.add_argument("--steps", type=int, default=5)
+p.add_argument("--batch", type=int, default=2)
+# GPT's key biases have a zero gradient in exact arithmetic (softmax ignores
+# a shift of a row), so AdamW turns their rounding noise into full steps in a
+# direction the summation order picks: GPT trains with SGD (momentum,
+# clipping), Llama (no biases) with AdamW.
+OPTIMIZERS = {"gpt": "sgd lr=0.1 momentum=0.9 clip-norm=0.5",
+              "llama": "adamw lr=1e-2 clip-norm=0.5"}
+# Tolerances of the existing equality tests (docs/autodiff.md): SGD 1e-5;
+# AdamW 1e-4 relative, 1e-5 absolute, since it divides tiny gradients by
+# their own root mean square and so scales their rounding differences up.
+TOLERANCES = {"gpt": (1e-5, 1e-6), "llama": (1e-4, 1e-5)}
+p.add_argument("--mpi", default="")
+p.add_argument("configs", nargs="+")
+args = p.parse_args()
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        sys.exit(f"FAILED: {' '.join(cmd)}\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+    return r.stdout
+
+
+def losses(text):
+    return [float(l.split("loss ")[1].split(",")[0]) for l in text.splitlines()
+            if l.startswith("step ") and "loss " in l]
+
+
+def model(name, layers, mesh, strategy, out):
+    cmd = [os.path.join(args.bin, "tessel-models"), name, "--layers", str(layers),
+           "--hidden", "16", "--heads", "2", "--vocab", "32", "--seq", "8",
+           "--batch", str(args.batch), "-o", out]
+    if mesh:
+        cmd += ["--mesh", mesh]
+    if strategy != "none":
+        cmd += ["--strategy", strategy]
+    run(cmd)
+
+
+refs = {}
+for config in args.configs:
+    parts = config.split(":")
+    name, mesh, strategy, schedule, m = parts[:5]
+    virtual = parts[5] if len(parts) > 5 else "1"
+    layers = int(parts[6]) if len(parts) > 6 else 4
+    m = int(m)
+    tag = config.replace(":", "_").replace(",", "_").replace("=", "")
+    work = os.path.join(args.work, tag)
+    os.makedirs(work, exist_ok=True)
+    key = (name, layers, m)
+    if key not in refs:
+        rdir = os.path.join(args.work, f"ref_{name}_{layers}_{m}")
+        os.makedirs(rdir, exist_ok=True)
+        model(name, layers, "", "none", f"{rdir}/m.mlir")
+        run([os.path.join(args.bin, "tessel-compile"), f"{rdir}/m.mlir",
+             "--optimizer", OPTIMIZERS[name], "--accumulate", "-o", f"{rdir}/ref"])
+        out = run([f"{rdir}/ref", "--steps", str(args.steps), "--batch-size",
+                   str(m * args.batch), "--data", args.tokens,
+                   "--save", f"{rdir}/ref.st"])
+        refs[key] = (losses(out), safetensors_io.read_arrays(f"{rdir}/ref.st"))
+    ref_losses, ref_tensors = refs[key]
+    model(name, layers, mesh, strategy, f"{work}/m.mlir")
+    run([os.path.join(args.bin, "tessel-compile"), f"{work}/m.mlir",
+         "--optimizer", OPTIMIZERS[name], "--pipeline",
+         f"schedule={schedule} microbatches={m} virtual={virtual}",
+         "-o", f"{work}/pp"])
+    cmd = [f"{work}/pp", "--steps", str(args.steps), "--data", args.tokens,
+           "--save", f"{work}/pp.st"]
+    if args.mpi:
+        ranks = 1
+        for axis in mesh.split(","):
+            ranks *= int(axis.split("=")[1])
+        cmd = args.mpi.split() + ["-np", str(ranks)] + cmd
+    got_losses = losses(run(cmd))
+    got = safetensors_io.read_arrays(f"{work}/pp.st")
+    bad = [n for n in got if n != "loss" and n in ref_tensors and not np.allclose(
+        np.asarray(got[n], np.float64), np.asarray(ref_tensors[n], np.float64),
+        rtol=TOLERANCES[name][0], atol=TOLERANCES[name][1])]
+    compared = sum(1 for n in got if n != "loss" and n in ref_tensors)
+    missing = [n for n in got if n not in ref_tensors]
+    same_losses = len(got_losses) == len(ref_losses) and np.allclose(
+        got_losses, ref_losses, rtol=1e-5, atol=0)
+    ok = not bad and not missing and same_losses and compared > 0
+    print(f"{'equal' if ok else 'MISMATCH'} {config}: "
+          f"{len(got_losses)} losses {'equal' if same_losses else 'differ'}, "
+          f"{compared} tensors compared, {len(bad)} differ"
+          + (f" ({', '.join(bad[:4])})" if bad else "")
+          + (f", not in the reference: {', '.join(missing[:4])}" if missing else ""))
