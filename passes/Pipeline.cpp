@@ -123,15 +123,16 @@ struct TesselPipelineReportPass
        << options->ranks << " ranks";
     if (options->virtualStages > 1)
       os << " x " << options->virtualStages << " virtual stages";
-    os << ", " << options->microbatches << " microbatches\n";
+    os << ", " << options->microbatches
+       << (options->microbatches == 1 ? " microbatch\n" : " microbatches\n");
     pl::printGantt(*schedule, *sim, os);
     os << llvm::format("bubble: %.3f (simulated, F = B = W = 1); "
                        "(p-1)/(m+p-1) = %.3f\n",
                        sim->bubbleFraction, textbook);
     for (int64_t r = 0; r < options->ranks; ++r)
       os << "rank " << r << ": keeps at most " << sim->peakInFlight[r]
-         << " microbatches of activations, sends " << sent[r]
-         << " bytes per step\n";
+         << (sim->peakInFlight[r] == 1 ? " microbatch" : " microbatches")
+         << " of activations, sends " << sent[r] << " bytes per step\n";
   }
 };
 
