@@ -278,15 +278,15 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
              << "schedule, ranks, virtual, microbatches and functions";
     return success();
   }
-  if (name == "tessel.pipeline_rank" || name == "tessel.pipeline_actions") {
+  if (name == "tessel.pipeline_rank" || name == "tessel.regions") {
     bool ok = isa<FunctionOpInterface>(op) &&
               (name == "tessel.pipeline_rank"
                    ? isa<IntegerAttr>(attr.getValue())
                    : isa<ArrayAttr>(attr.getValue()));
     if (!ok)
-      return op->emitOpError() << "'" << name << "' belongs on a pipeline "
-                               << "stage function (an integer rank, an "
-                               << "array of action names)";
+      return op->emitOpError() << "'" << name << "' belongs on a function "
+                               << "(a pipeline rank: an integer; the names "
+                               << "of its tessel.region markers: an array)";
     return success();
   }
   if (name == kSpmdAttrName) {

@@ -3,6 +3,8 @@
 #include "tessel/dialects/tessel/ShapeInference.h"
 #include "tessel/dialects/tessel/TesselOps.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
 using namespace mlir;
 using namespace mlir::tessel;
 
@@ -129,4 +131,16 @@ LogicalResult ScatterAddOp::inferReturnTypes(MLIRContext *,
                                              Adaptor adaptor,
                                              SmallVectorImpl<Type> &types) {
   return sameTypeAs(loc, getOperationName(), adaptor.getBase(), types);
+}
+
+LogicalResult RegionOp::verify() {
+  auto func = (*this)->getParentOfType<FunctionOpInterface>();
+  auto names = func ? func->getAttrOfType<ArrayAttr>("tessel.regions")
+                    : ArrayAttr();
+  if (!names || getIndex() >= names.size() ||
+      !llvm::all_of(names, llvm::IsaPred<StringAttr>))
+    return emitOpError() << "marks region " << getIndex()
+                         << ", but its function has no such entry in a "
+                            "'tessel.regions' list of names";
+  return success();
 }

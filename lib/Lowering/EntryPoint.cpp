@@ -174,6 +174,9 @@ struct ExportEntryPass
       if (failed(described))
         return failure();
       described->groups = mlir::tessel::groupsUsedBy(entry);
+      if (auto regions = entry->getAttrOfType<ArrayAttr>("tessel.regions"))
+        for (Attribute name : regions)
+          described->regions.push_back(cast<StringAttr>(name).str());
       tp::MeshInfo mesh = tp::describeMesh(entry);
       if (!program.findMesh(mesh.name))
         program.meshes.push_back(std::move(mesh));

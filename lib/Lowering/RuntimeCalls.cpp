@@ -424,12 +424,29 @@ struct AxisIndexLowering : OpRewritePattern<AxisIndexOp> {
   }
 };
 
+/// tessel.region N -> tessel_rt_region(N): the runtime names it from the
+/// entry's "regions" (its function's tessel.regions).
+struct RegionLowering : OpRewritePattern<RegionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RegionOp op,
+                                PatternRewriter &rw) const override {
+    Type i64 = rw.getI64Type();
+    FlatSymbolRefAttr callee =
+        declareRuntime(rw, op, "tessel_rt_region", {i64}, {});
+    func::CallOp::create(rw, op.getLoc(), callee, TypeRange{},
+                         ValueRange{i64Const(rw, op.getLoc(), op.getIndex())});
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 static void populateCommunicationPatterns(RewritePatternSet &patterns) {
   patterns.add<AllReduceLowering, AllGatherLowering, ReduceScatterLowering,
                AllToAllLowering, CollectivePermuteLowering, SendLowering,
-               RecvLowering, AxisIndexLowering>(patterns.getContext());
+               RecvLowering, AxisIndexLowering, RegionLowering>(
+      patterns.getContext());
 }
 
 void mlir::tessel::populateCpuDevicePatterns(RewritePatternSet &patterns) {

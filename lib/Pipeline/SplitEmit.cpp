@@ -50,6 +50,8 @@ private:
   std::vector<IRMapping> mbMaps;
   IRMapping stepMap;
   llvm::DenseMap<Value, std::pair<Value, int64_t>> sums; ///< sum, count
+  /// The receives of the action being emitted (moved before its region).
+  SmallVector<Operation *> received;
 };
 
 } // namespace mlir::tessel::pipeline_detail
@@ -113,10 +115,11 @@ void RankEmitter::makeFunction() {
   func->setAttr(TesselDialect::kSpmdAttrName,
                 FlatSymbolRefAttr::get(b.getContext(), s.subMeshes[rank]));
   func->setAttr(kPipelineRankAttrName, b.getI64IntegerAttr(rank));
-  SmallVector<Attribute> actions;
+  SmallVector<Attribute> regions;
   for (const pl::Action &a : s.schedule.actions[rank])
-    actions.push_back(b.getStringAttr(pl::actionName(a)));
-  func->setAttr(kPipelineActionsAttrName, b.getArrayAttr(actions));
+    regions.push_back(b.getStringAttr(pl::actionName(a)));
+  regions.push_back(b.getStringAttr("optimizer"));
+  func->setAttr(kRegionsAttrName, b.getArrayAttr(regions));
   Block *body = func.addEntryBlock();
   b.setInsertionPointToEnd(body);
   s.functions.push_back(name);
@@ -166,12 +169,13 @@ FailureOr<Value> RankEmitter::lookup(Value v, int64_t context,
            << "pipeline-split: rank " << rank << " reads a value before the "
            << "schedule computes it (context " << context << ")";
   bool mb = context != kStepContext && s.perMicrobatch(v);
-  Value local = RecvOp::create(b, v.getLoc(), v.getType(),
+  auto local = RecvOp::create(b, v.getLoc(), v.getType(),
                                s.mesh.getSymName(),
                                b.getStrArrayAttr({s.options.axis}), uint64_t(source),
                                uint64_t(channelOf(v, mb ? context : kStepContext)));
+  received.push_back(local);
   m.map(v, local);
-  return local;
+  return Value(local);
 }
 
 LogicalResult RankEmitter::emitOp(Operation *op, int64_t context) {
@@ -235,7 +239,11 @@ void RankEmitter::accumulate(Value v, Value local) {
 LogicalResult RankEmitter::emit() {
   makeFunction();
   Block &body = s.step.getBody().front();
-  for (const pl::Action &a : s.schedule.actions[rank]) {
+  for (auto [k, a] : llvm::enumerate(s.schedule.actions[rank])) {
+    // The action's region starts once what it receives has arrived: the
+    // wait is the pipeline's bubble, not the action's time.
+    auto region = RegionOp::create(b, s.step.getLoc(), k);
+    received.clear();
     for (Operation &op : body.without_terminator()) {
       const OpInfo &i = s.info[&op];
       if (i.stage != a.stage || i.phase == Phase::Step)
@@ -248,7 +256,10 @@ LogicalResult RankEmitter::emit() {
       if (runs && failed(emitOp(&op, a.microbatch)))
         return failure();
     }
+    for (Operation *recv : received)
+      recv->moveBefore(region);
   }
+  RegionOp::create(b, s.step.getLoc(), s.schedule.actions[rank].size());
   for (Operation &op : body.without_terminator()) {
     const OpInfo &i = s.info[&op];
     if (i.phase == Phase::Step && i.stage >= 0 && i.stage % s.ranks == rank &&

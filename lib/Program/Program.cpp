@@ -150,6 +150,13 @@ llvm::Error parseEntry(const llvm::json::Object &o, Entry &e) {
   }
   if (!readInts(o.getArray("groups"), e.groups))
     return fail("entry '" + e.name + "' needs groups (integers)");
+  if (const llvm::json::Array *regions = o.getArray("regions"))
+    for (const llvm::json::Value &r : *regions) {
+      std::optional<llvm::StringRef> name = r.getAsString();
+      if (!name)
+        return fail("entry '" + e.name + "': regions must be names");
+      e.regions.push_back(name->str());
+    }
   for (auto [key, list] : {std::pair{"arguments", &e.arguments},
                            std::pair{"results", &e.results}}) {
     const llvm::json::Array *items = o.getArray(key);
@@ -298,6 +305,8 @@ std::string program::printProgram(const Program &p) {
                          {"results", tensors(e.results)}};
     if (e.kind != "step")
       o["kind"] = e.kind;
+    if (!e.regions.empty())
+      o["regions"] = strings(e.regions);
     entries.push_back(std::move(o));
   }
   llvm::json::Object root{{"version", p.version},

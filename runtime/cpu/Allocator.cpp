@@ -27,6 +27,11 @@ constexpr size_t kMaxCachedBytes = size_t(16) << 30;
 struct Cache {
   std::unordered_map<size_t, std::vector<void *>> free;
   size_t cached = 0;
+  size_t live = 0, peak = 0; ///< bytes handed out and not released
+  void take(size_t size) {
+    live += size;
+    peak = live > peak ? live : peak;
+  }
   ~Cache() {
     for (auto &[size, blocks] : free)
       for (void *b : blocks)
@@ -45,12 +50,14 @@ void *allocate(size_t bytes) {
     void *block = it->second.back();
     it->second.pop_back();
     cache.cached -= size;
+    cache.take(size);
     return static_cast<char *>(block) + kHeader;
   }
   void *block = tessel::rt::allocateDeviceMemory(size + kHeader);
   if (!block)
     return nullptr;
   *static_cast<size_t *>(block) = size;
+  cache.take(size);
   return static_cast<char *>(block) + kHeader;
 }
 
@@ -59,6 +66,7 @@ void release(void *payload) {
     return;
   void *block = static_cast<char *>(payload) - kHeader;
   size_t size = *static_cast<size_t *>(block);
+  cache.live -= size;
   if (cache.cached + size > kMaxCachedBytes) {
     tessel::rt::freeDeviceMemory(block);
     return;
@@ -68,6 +76,8 @@ void release(void *payload) {
 }
 
 } // namespace
+
+size_t tessel::rt::peakBufferBytes() { return cache.peak; }
 
 extern "C" void *_mlir_memref_to_llvm_alloc(size_t bytes) {
   return allocate(bytes);

@@ -32,6 +32,11 @@ std::string bindRankDevice(int64_t localRank);
 void *allocateDeviceMemory(size_t bytes);
 void freeDeviceMemory(void *p);
 
+/// The most bytes of compiled-program buffers (Allocator.cpp) this thread
+/// (rank) has held at once: activations, gradients, temporaries; not the
+/// arguments and results the runtime keeps.
+size_t peakBufferBytes();
+
 /// The device, for the run's header ("cpu", "NVIDIA H200 (sm_90)").
 std::string deviceDescription();
 

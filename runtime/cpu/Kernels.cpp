@@ -52,6 +52,27 @@ extern "C" int64_t tessel_rt_axis_index(int64_t group) {
   return g ? g->index() : 0;
 }
 
+extern "C" void tessel_rt_region(int64_t index) {
+  RankContext &ctx = currentRank();
+  if (!ctx.tracing)
+    return;
+  closeRegion(ctx);
+  ctx.openRegion = index;
+  ctx.regionStartUs = ctx.nowUs();
+}
+
+void rt::closeRegion(RankContext &ctx) {
+  if (ctx.openRegion < 0)
+    return;
+  const std::vector<std::string> *names = ctx.regionNames;
+  std::string name = names && ctx.openRegion < int64_t(names->size())
+                         ? (*names)[ctx.openRegion]
+                         : "region " + std::to_string(ctx.openRegion);
+  ctx.events.push_back({std::move(name), "pipeline", ctx.regionStartUs,
+                        ctx.nowUs() - ctx.regionStartUs});
+  ctx.openRegion = -1;
+}
+
 void rt::completeSends(RankContext &ctx) {
   for (auto &[bytes, request] : ctx.sends)
     ctx.comm->wait(request);

@@ -47,6 +47,12 @@ struct RankContext {
   std::chrono::steady_clock::time_point origin;
   std::vector<TraceEvent> events;
 
+  /// tessel.region markers (runtime/Abi.h): the entry's region names, the
+  /// open region (-1: none) and when it began.
+  const std::vector<std::string> *regionNames = nullptr;
+  int64_t openRegion = -1;
+  double regionStartUs = 0;
+
   double nowUs() const {
     return std::chrono::duration<double, std::micro>(
                std::chrono::steady_clock::now() - origin)
@@ -63,6 +69,8 @@ llvm::Error writeTrace(
 RankContext &currentRank();
 /// Waits for the sends `context` has in flight.
 void completeSends(RankContext &context);
+/// Ends the open tessel.region's span (at an entry's return).
+void closeRegion(RankContext &context);
 void setCurrentRank(RankContext *context);
 
 } // namespace tessel::rt

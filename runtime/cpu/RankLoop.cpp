@@ -200,6 +200,7 @@ double optimizerStep(Rank &rank, int64_t k) {
     for (auto &buffer : rank.results)
       buffers.push_back(buffer.get());
     rank.entry.function(buffers.data());
+    closeRegion(rank.ctx);
     completeSends(rank.ctx);
     if (b.loss)
       lossSum += rank.resultScalar(*b.loss);
@@ -470,10 +471,10 @@ void printSummary(const Stats &stats) {
   llvm::outs() << llvm::format(
       "summary: %.2f ms/step over %lld steps after the first; matmuls "
       "%.3f GFLOP/step per rank, %.2f GFLOP/s per rank; time in matmuls "
-      "%.0f%%, in collectives %.0f%%\n",
+      "%.0f%%, in collectives %.0f%%; peak buffers %.3f MiB on rank 0\n",
       ms, (long long)stats.steps, stats.flops / stats.steps / 1e9,
       stats.flops / stats.seconds / 1e9, 100 * stats.gemm / stats.seconds,
-      100 * stats.comm / stats.seconds);
+      100 * stats.comm / stats.seconds, peakBufferBytes() / 1048576.0);
   llvm::outs().flush();
 }
 
@@ -587,6 +588,7 @@ int rt::runRank(Run &run, Communicator &comm) {
   makeGroups(run.program, comm, ctx.groups);
   int64_t position = entry.mesh->positionOf(comm.rank());
   ctx.tracing = !run.options.traceFile.empty();
+  ctx.regionNames = &entry.entry->regions;
   ctx.origin = run.origin;
   setCurrentRank(&ctx);
   if (comm.rank() == 0)

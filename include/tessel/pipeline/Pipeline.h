@@ -45,11 +45,11 @@ struct PipelineSplitOptions {
 /// The attribute splitPipeline leaves on the module: the schedule's kind,
 /// ranks, virtual stages, microbatches, axis, mesh and stage functions.
 inline constexpr llvm::StringLiteral kPipelineAttrName = "tessel.pipeline";
-/// On each stage function: its rank along the axis and its actions, in order.
+/// On each stage function: its rank along the axis, and the names of its
+/// regions (tessel.region): its actions in order, then "optimizer".
 inline constexpr llvm::StringLiteral kPipelineRankAttrName =
     "tessel.pipeline_rank";
-inline constexpr llvm::StringLiteral kPipelineActionsAttrName =
-    "tessel.pipeline_actions";
+inline constexpr llvm::StringLiteral kRegionsAttrName = "tessel.regions";
 
 /// Replaces the per-device function `options.func` by `<func>_<axis><r>`
 /// for each rank r of the pipeline axis, each on a sub-mesh

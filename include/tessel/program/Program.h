@@ -142,6 +142,9 @@ struct Entry {
   std::string kind = "step";
   std::vector<TensorInfo> arguments, results;
   std::vector<int64_t> groups; ///< indices of the groups it communicates in
+  /// Names of the regions its code marks (runtime/Abi.h tessel_rt_region):
+  /// a pipeline stage's actions, then "optimizer" (JSON: absent if none).
+  std::vector<std::string> regions;
 };
 
 struct Program {

@@ -113,6 +113,10 @@ TESSEL_RT_DECLARE_COLLECTIVE(i1, uint8_t)
 
 /* This rank's index in the communicator group `group`. */
 int64_t tessel_rt_axis_index(int64_t group);
+/* From here to the next call (or the entry's return) the program runs
+ * region `index` of its entry's "regions" (tessel.region): a span of the
+ * trace. */
+void tessel_rt_region(int64_t index);
 
 #ifdef __cplusplus
 }

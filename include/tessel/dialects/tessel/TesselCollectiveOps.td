@@ -234,4 +234,31 @@ def Tessel_AxisIndexOp : Tessel_CollectiveOp<"axis_index", [Pure]> {
   let assemblyFormat = "`on` $mesh $axes attr-dict `:` type($result)";
 }
 
+def Tessel_RegionOp : Tessel_Op<"region"> {
+  let summary = "Marks where a named region of the enclosing function begins";
+  let description = [{
+    Time from here to the next `tessel.region` (or the function's end)
+    belongs to region `index` of the enclosing function's `tessel.regions`
+    list of names: the actions of a pipeline schedule ("F0.1", "BW1.0"),
+    then "optimizer". Compiled programs report it to the runtime, which
+    records each region as a span of its --trace; the interpreter ignores
+    it. --tessel-pipeline-split places one before each action, after the
+    receives the action waits for.
+
+    ```mlir
+    func.func @stage(...) attributes {tessel.regions = ["F0.0", "optimizer"]} {
+      tessel.region 0
+      ...
+    }
+    ```
+
+    Constraints:
+      * the enclosing function has a `tessel.regions` array of strings
+        with more than `index` entries.
+  }];
+  let arguments = (ins I64Attr:$index);
+  let assemblyFormat = "$index attr-dict";
+  let hasVerifier = 1;
+}
+
 #endif // TESSEL_DIALECTS_TESSEL_TESSELCOLLECTIVEOPS_TD
