@@ -105,6 +105,24 @@ struct TesselPipelineReportPass
       if (auto r = f->getAttrOfType<IntegerAttr>(kPipelineRankAttrName))
         sent[r.getInt()] = bytesSent(f);
     double textbook = pl::textbookBubble(options->ranks, options->microbatches);
+    std::optional<double> costed;
+    if (!costs.empty()) {
+      if (costs.size() != 3 || llvm::any_of(costs, [](double c) {
+            return !(c > 0);
+          })) {
+        module.emitError() << "pipeline-report: costs needs three positive "
+                              "times, F,B,W (as costs=1,2,1)";
+        return signalPassFailure();
+      }
+      llvm::Expected<pl::Simulation> withCosts =
+          pl::simulate(*schedule, {costs[0], costs[1], costs[2]});
+      if (!withCosts) {
+        module.emitError() << "pipeline-report: "
+                           << llvm::toString(withCosts.takeError());
+        return signalPassFailure();
+      }
+      costed = withCosts->bubbleFraction;
+    }
     if (format == "json") {
       llvm::json::Object o{
           {"schedule", pl::scheduleName(options->kind)},
@@ -115,6 +133,8 @@ struct TesselPipelineReportPass
           {"textbook_bubble", textbook},
           {"peak_in_flight", llvm::json::Array(sim->peakInFlight)},
           {"bytes_sent", llvm::json::Array(sent)}};
+      if (costed)
+        o["bubble_with_costs"] = *costed;
       llvm::outs() << llvm::json::Value(std::move(o)) << "\n";
       return;
     }
@@ -129,6 +149,10 @@ struct TesselPipelineReportPass
     os << llvm::format("bubble: %.3f (simulated, F = B = W = 1); "
                        "(p-1)/(m+p-1) = %.3f\n",
                        sim->bubbleFraction, textbook);
+    if (costed)
+      os << llvm::format("bubble: %.3f (simulated, F = %g, B = %g, W = %g)\n",
+                         *costed, double(costs[0]), double(costs[1]),
+                         double(costs[2]));
     for (int64_t r = 0; r < options->ranks; ++r)
       os << "rank " << r << ": keeps at most " << sim->peakInFlight[r]
          << (sim->peakInFlight[r] == 1 ? " microbatch" : " microbatches")

@@ -45,17 +45,20 @@ void mlir::tessel::registerCpuLoweringDialects(DialectRegistry &registry) {
 
 // Each step, and why it is there:
 //  * element-wise fusion merges producer generics into consumers, so a chain
-//    of element-wise ops (and the broadcasts feeding them) is one loop nest;
+//    of element-wise ops (and the broadcasts feeding them) is one loop nest,
+//    never across the schedule actions of a pipeline stage
+//    (FuseElementwise.cpp);
 //  * one-shot bufferization over the whole module, identity layouts at the
 //    function boundary so the entry point passes plain pointers;
 //  * results become out-parameters the runtime owns, written in place
 //    (hoist-static-allocs), and temporaries are freed by the ownership-based
-//    deallocation pipeline;
+//    deallocation pipeline, which frees at the end of the block, then moved
+//    up to just after their last use (FreeAfterLastUse.cpp);
 //  * loops, then the LLVM dialect; math without an LLVM intrinsic (tanh, erf)
 //    calls libm.
 static constexpr const char *kPipeline =
     "canonicalize,"
-    "linalg-fuse-elementwise-ops,"
+    "func.func(tessel-fuse-elementwise),"
     "canonicalize,cse,"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map}";
@@ -302,6 +305,7 @@ LogicalResult mlir::tessel::buildBufferizePipeline(OpPassManager &pm) {
   pm.addPass(std::make_unique<ForwardOutParamsPass>());
   if (failed(parsePassPipeline(kPipelineDealloc, pm)))
     return failure();
+  pm.addNestedPass<func::FuncOp>(createFreeAfterLastUsePass());
   pm.addPass(std::make_unique<CopyToLinalgPass>());
   return success();
 }
@@ -352,6 +356,8 @@ void mlir::tessel::registerCpuPipeline() {
   PassRegistration<OutlineKernelsPass>();
   PassRegistration<ApproximateMathPass>();
   registerPass([] { return createExpandFloatConversionsPass(); });
+  registerPass([] { return createFreeAfterLastUsePass(); });
+  registerPass([] { return createFuseElementwisePass(); });
   registerEntryPointPasses();
   PassPipelineRegistration<>(
       "tessel-cpu-lowering",

@@ -432,7 +432,7 @@ struct RegionLowering : OpRewritePattern<RegionOp> {
                                 PatternRewriter &rw) const override {
     Type i64 = rw.getI64Type();
     FlatSymbolRefAttr callee =
-        declareRuntime(rw, op, "tessel_rt_region", {i64}, {});
+        declareRuntime(rw, op, kRegionFunction, {i64}, {});
     func::CallOp::create(rw, op.getLoc(), callee, TypeRange{},
                          ValueRange{i64Const(rw, op.getLoc(), op.getIndex())});
     rw.eraseOp(op);

@@ -104,15 +104,20 @@ std::vector<Action> interleavedRank(const ScheduleOptions &o, int64_t rank) {
 }
 
 /// ZB-H1 by greedy list scheduling with unit costs: a free rank runs the
-/// next B whose inputs are ready, else the next F whose input is ready if
-/// fewer than ranks - rank microbatches are in flight on it (F run, B not:
-/// the 1F1B bound), else its oldest pending W, else waits. Ws only fill
-/// what would be bubbles, so most of them run at the end of the step.
+/// next F whose input is ready if fewer than ranks - rank of its microbatches
+/// wait for their B (1F1B's rule) and fewer than ranks wait for their W (a W
+/// still reads the microbatch's stashed inputs: every rank keeps at most as
+/// many microbatches as 1F1B's first stage); else the next B whose inputs
+/// are ready; else its oldest pending W; else it waits. In the steady state a
+/// rank runs F, B, W in turn; later ranks hold their Ws back while the Bs
+/// travel to the first stage, and the Ws fill the cool-down. For m >= p the
+/// bubble is (p-1)/(3m+p-1), the paper's (p-1)(F+B-W) with F = B = W.
 class ZeroBubbleH1Builder {
 public:
   explicit ZeroBubbleH1Builder(const ScheduleOptions &o)
       : p(o.ranks), m(o.microbatches), fEnd(p * m, -1), bEnd(p * m, -1),
-        nextF(p, 0), nextB(p, 0), inFlight(p, 0), pendingW(p) {}
+        nextF(p, 0), nextB(p, 0), waitingB(p, 0), waitingW(p, 0),
+        pendingW(p) {}
 
   llvm::Expected<std::vector<std::vector<Action>>> build();
 
@@ -125,20 +130,22 @@ private:
   int64_t p, m;
   /// fEnd[stage * m + microbatch]: when that F (B) ends; -1 before it runs.
   std::vector<int64_t> fEnd, bEnd;
-  std::vector<int64_t> nextF, nextB, inFlight;
+  std::vector<int64_t> nextF, nextB;
+  /// Microbatches whose F has run on the rank and whose B (W) has not.
+  std::vector<int64_t> waitingB, waitingW;
   std::vector<std::deque<int64_t>> pendingW;
 };
 
 std::optional<Action> ZeroBubbleH1Builder::pick(int64_t r, int64_t t) const {
+  if (int64_t i = nextF[r]; i < m && waitingB[r] < p - r && waitingW[r] < p) {
+    if (r == 0 || endedBy(fEnd[(r - 1) * m + i], t))
+      return Action{ActionKind::F, r, i};
+  }
   if (int64_t i = nextB[r]; i < m) {
     bool gradReady = r == p - 1 ? endedBy(fEnd[r * m + i], t)
                                 : endedBy(bEnd[(r + 1) * m + i], t);
     if (gradReady && endedBy(fEnd[r * m + i], t))
       return Action{ActionKind::B, r, i};
-  }
-  if (int64_t i = nextF[r]; i < m && inFlight[r] < p - r) {
-    if (r == 0 || endedBy(fEnd[(r - 1) * m + i], t))
-      return Action{ActionKind::F, r, i};
   }
   if (!pendingW[r].empty())
     return Action{ActionKind::W, r, pendingW[r].front()};
@@ -150,17 +157,19 @@ void ZeroBubbleH1Builder::start(int64_t r, const Action &a, int64_t t) {
   case ActionKind::F:
     fEnd[r * m + a.microbatch] = t + 1;
     ++nextF[r];
-    ++inFlight[r];
+    ++waitingB[r];
+    ++waitingW[r];
     break;
   case ActionKind::B:
     bEnd[r * m + a.microbatch] = t + 1;
     ++nextB[r];
-    --inFlight[r];
+    --waitingB[r];
     pendingW[r].push_back(a.microbatch);
     break;
   case ActionKind::W:
   case ActionKind::BW:
     pendingW[r].pop_front();
+    --waitingW[r];
     break;
   }
 }
@@ -343,13 +352,14 @@ llvm::Error Simulator::deadlock(llvm::ArrayRef<size_t> next) const {
 std::vector<int64_t> Simulator::peakInFlight(const Simulation &sim) const {
   std::vector<int64_t> peaks(p, 0);
   for (int64_t r = 0; r < p; ++r) {
-    // +1 when an F starts, -1 when its B or BW ends; at equal times the
-    // ends go first (the memory is free before the next F needs it).
+    // +1 when an F starts, -1 when its W or BW ends (a W reads the stashed
+    // inputs); at equal times the ends go first (the memory is free before
+    // the next F needs it).
     std::vector<std::pair<double, int>> events;
     for (auto [a, t] : llvm::zip(schedule.actions[r], sim.times[r])) {
       if (a.kind == ActionKind::F)
         events.push_back({t.start, +1});
-      else if (a.kind == ActionKind::B || a.kind == ActionKind::BW)
+      else if (a.kind == ActionKind::W || a.kind == ActionKind::BW)
         events.push_back({t.end, -1});
     }
     llvm::sort(events);

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,10 @@ extern "C" int64_t tessel_rt_axis_index(int64_t group) {
 
 extern "C" void tessel_rt_region(int64_t index) {
   RankContext &ctx = currentRank();
+  if (index == ctx.failAtRegion)
+    failForTesting(ctx.comm->rank(), "schedule action " +
+                                         (*ctx.regionNames)[index],
+                   ctx.failMode);
   if (!ctx.tracing)
     return;
   closeRegion(ctx);
@@ -71,6 +76,17 @@ void rt::closeRegion(RankContext &ctx) {
   ctx.events.push_back({std::move(name), "pipeline", ctx.regionStartUs,
                         ctx.nowUs() - ctx.regionStartUs});
   ctx.openRegion = -1;
+}
+
+void rt::failForTesting(int64_t rank, const std::string &where,
+                        const std::string &mode) {
+  // One write, so lines of other ranks cannot cut into it.
+  llvm::errs() << ("rank " + std::to_string(rank) + ": failing at " + where +
+                   " (--fail-rank, for testing)\n");
+  llvm::errs().flush();
+  if (mode == "hang")
+    std::this_thread::sleep_for(std::chrono::hours(1));
+  std::_Exit(3); // dies without a word to the others
 }
 
 void rt::completeSends(RankContext &ctx) {

@@ -155,6 +155,11 @@ llvm::cl::opt<std::string> failMode("fail-mode",
                                     llvm::cl::desc("exit (dies) | hang"),
                                     llvm::cl::init("exit"), llvm::cl::Hidden,
                                     llvm::cl::cat(category));
+llvm::cl::opt<std::string>
+    failRegion("fail-region",
+               llvm::cl::desc("Testing: fail when starting this schedule "
+                              "action (as B0.1) of --fail-step"),
+               llvm::cl::Hidden, llvm::cl::cat(category));
 
 int failWith(const llvm::Twine &message) {
   llvm::errs() << "error: " << message << "\n";
@@ -228,6 +233,7 @@ Options options() {
   o.failRank = failRank;
   o.failStep = failStep;
   o.failMode = failMode;
+  o.failRegion = failRegion;
   return o;
 }
 

@@ -52,6 +52,10 @@ struct RankContext {
   const std::vector<std::string> *regionNames = nullptr;
   int64_t openRegion = -1;
   double regionStartUs = 0;
+  /// Testing (--fail-region): the region whose start fails this rank, and
+  /// how ("exit" or "hang"); -1: none.
+  int64_t failAtRegion = -1;
+  std::string failMode;
 
   double nowUs() const {
     return std::chrono::duration<double, std::micro>(
@@ -71,6 +75,10 @@ RankContext &currentRank();
 void completeSends(RankContext &context);
 /// Ends the open tessel.region's span (at an entry's return).
 void closeRegion(RankContext &context);
+/// Testing: reports that this rank fails at `where`, then hangs
+/// (`mode` "hang") or ends the process without a word to the others.
+[[noreturn]] void failForTesting(int64_t rank, const std::string &where,
+                                 const std::string &mode);
 void setCurrentRank(RankContext *context);
 
 } // namespace tessel::rt

@@ -11,6 +11,7 @@
 #include "Run.h"
 #include "tessel/runtime/Checkpoint.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -321,17 +322,21 @@ void runInits(Rank &rank) {
                  << (set == 1 ? "" : "s") << " of the step\n";
 }
 
-/// Testing: --fail-rank dies (or hangs) at --fail-step.
-void maybeFail(const Options &o, int64_t rank, int64_t k) {
+/// Testing: --fail-rank dies (or hangs) at --fail-step, at its start or, with
+/// --fail-region, when it starts that schedule action.
+void maybeFail(const Options &o, RankContext &ctx, int64_t rank, int64_t k) {
   if (rank != o.failRank || k != o.failStep)
     return;
-  // One write, so lines of other ranks cannot cut into it.
-  llvm::errs() << ("rank " + std::to_string(rank) + ": failing at step " +
-                   std::to_string(k) + " (--fail-rank, for testing)\n");
-  llvm::errs().flush();
-  if (o.failMode == "hang")
-    std::this_thread::sleep_for(std::chrono::hours(1));
-  std::_Exit(3); // dies without a word to the others
+  if (o.failRegion.empty())
+    failForTesting(rank, "step " + std::to_string(k), o.failMode);
+  const std::vector<std::string> &names = *ctx.regionNames;
+  auto it = llvm::find(names, o.failRegion);
+  if (it == names.end())
+    ctx.comm->fail("--fail-region " + o.failRegion + ": rank " +
+                   std::to_string(rank) + " has no such action; its actions "
+                   "are " + llvm::join(names, ", "));
+  ctx.failAtRegion = it - names.begin();
+  ctx.failMode = o.failMode;
 }
 
 /// Assembles every entry's global results on rank 0 from every rank's
@@ -505,7 +510,7 @@ void stepLoop(Rank &rank) {
   auto last = std::chrono::steady_clock::now();
   int64_t printed = run.firstStep;
   for (int64_t k = run.firstStep; k < o.steps; ++k) {
-    maybeFail(o, rank.comm.rank(), k);
+    maybeFail(o, ctx, rank.comm.rank(), k);
     auto start = std::chrono::steady_clock::now();
     double startUs = ctx.tracing ? ctx.nowUs() : 0;
     double flops = ctx.gemmFlops, gemm = ctx.gemmSeconds,

@@ -43,7 +43,7 @@ struct Options {
       traceFile;
   // Fault injection (tests).
   int64_t failRank = -1, failStep = 0;
-  std::string failMode = "exit";
+  std::string failMode = "exit", failRegion;
 };
 
 /// Where an argument's first value comes from: bytes of a mapped file

@@ -165,13 +165,22 @@ TEST(Schedule, ZeroBubbleBeatsOneFOneB) {
       Built f = run(options(ScheduleKind::OneFOneB, p, m));
       EXPECT_LT(z.simulation.bubbleFraction, f.simulation.bubbleFraction)
           << "P=" << p << " m=" << m;
+      // Every rank keeps at most what 1F1B's first stage keeps.
       for (int64_t r = 0; r < p; ++r)
-        EXPECT_LE(z.simulation.peakInFlight[r], p - r) << "rank " << r;
+        EXPECT_LE(z.simulation.peakInFlight[r], p) << "rank " << r;
+      EXPECT_EQ(z.simulation.peakInFlight[0],
+                f.simulation.peakInFlight[0]);
+      // With m >= p: the paper's bubble, (p-1) (F + B - W) per rank.
+      if (m >= p)
+        EXPECT_NEAR(z.simulation.bubbleFraction,
+                    double(p - 1) / double(3 * m + p - 1), 1e-12)
+            << "P=" << p << " m=" << m;
     }
   }
   // ZB-H1's bubble is about a third of 1F1B's at P=4, m=8.
   Built z = run(options(ScheduleKind::ZeroBubbleH1, 4, 8));
   EXPECT_LT(z.simulation.bubbleFraction, 0.5 * textbookBubble(4, 8));
+  EXPECT_NEAR(z.simulation.bubbleFraction, 3.0 / 27.0, 1e-12);
 }
 
 TEST(Schedule, EveryScheduleSimulates) {

@@ -82,7 +82,8 @@ cl::opt<std::string> pipelineSpec(
     cl::desc("Pipeline parallelism over a mesh axis: \"schedule=1f1b "
              "microbatches=8 stages=auto virtual=1 axis=pp\" (schedules "
              "gpipe, 1f1b, interleaved, zb-h1; stages auto, tags or the first "
-             "layer of each stage as 0,3,6). The model's batch is the "
+             "layer of each stage as 0,3,6; virtual: stages per rank, 2 by "
+             "default for interleaved). The model's batch is the "
              "microbatch; a step takes microbatches of them"),
     cl::value_desc("options"), cl::cat(category));
 cl::opt<std::string> evalFuncs(
@@ -360,6 +361,7 @@ struct PipelineRequest {
 
 llvm::Expected<PipelineRequest> parsePipeline(StringRef spec) {
   PipelineRequest p;
+  bool virtualGiven = false;
   for (StringRef word : llvm::split(spec, ' ')) {
     if (word.empty())
       continue;
@@ -373,8 +375,10 @@ llvm::Expected<PipelineRequest> parsePipeline(StringRef spec) {
       p.stages = value.str();
     else if (key == "microbatches")
       bad = value.getAsInteger(10, p.microbatches) || p.microbatches < 1;
-    else if (key == "virtual")
+    else if (key == "virtual") {
       bad = value.getAsInteger(10, p.virtualStages) || p.virtualStages < 1;
+      virtualGiven = true;
+    }
     else
       return llvm::createStringError(
           "--pipeline: unknown option '" + key.str() +
@@ -384,6 +388,9 @@ llvm::Expected<PipelineRequest> parsePipeline(StringRef spec) {
                                      " needs a positive number, not '" +
                                      value.str() + "'");
   }
+  // Interleaving is two or more virtual stages per rank; two unless told.
+  if (p.schedule == "interleaved" && !virtualGiven)
+    p.virtualStages = 2;
   return p;
 }
 
@@ -543,6 +550,9 @@ int main(int argc, char **argv) {
   registerCpuPipeline();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // A diagnostic names its location; the whole op (a model's forward) as a
+  // note would bury it.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   std::string error;

@@ -104,6 +104,18 @@ void registerEntryPointPasses();
 /// toolchain's runtime library decide the bits.
 std::unique_ptr<Pass> createExpandFloatConversionsPass();
 
+/// The runtime function a `tessel.region` mark becomes (runtime/Abi.h).
+constexpr llvm::StringLiteral kRegionFunction = "tessel_rt_region";
+
+/// Element-wise fusion (upstream's patterns) that never fuses across the
+/// schedule actions of a pipeline stage (lib/Lowering/FuseElementwise.cpp).
+std::unique_ptr<Pass> createFuseElementwisePass();
+
+/// Moves each dealloc up to just after the buffer's last use in its block
+/// (lib/Lowering/FreeAfterLastUse.cpp): a step's peak memory is then what is
+/// live at once, not every temporary it makes.
+std::unique_ptr<Pass> createFreeAfterLastUsePass();
+
 struct CpuSelection; // tessel/lowering/CpuTarget.h
 
 /// Translates the LLVM-dialect module `tessel-cpu-pipeline` made to LLVM IR

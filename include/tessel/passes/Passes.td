@@ -298,11 +298,17 @@ def TesselPipelineReportPass : Pass<"tessel-pipeline-report", "ModuleOp"> {
     Gantt chart (one row per rank, unit costs F = B = W = 1), the bubble
     fraction the simulation predicts (and (p-1)/(m+p-1) for comparison), the
     most microbatches whose activations each rank keeps at once, and the
-    bytes each rank sends per step over the pipeline axis.
+    bytes each rank sends per step over the pipeline axis. With `costs=F,B,W`
+    (the measured times of a forward, a backward-input and a backward-weight
+    action; a fused backward costs B + W) it also simulates those costs:
+    the bubble to compare with one measured from a --trace
+    (bench/pipeline/).
   }];
   let options = [
     Option<"format", "format", "std::string", /*default=*/"\"text\"",
-           "text or json">
+           "text or json">,
+    ListOption<"costs", "costs", "double",
+               "Also simulate with these costs of F, B and W">
   ];
 }
 

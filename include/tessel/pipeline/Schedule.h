@@ -90,7 +90,8 @@ struct Simulation {
   /// 1 - (busy time of all ranks) / (ranks * makespan).
   double bubbleFraction = 0;
   /// Per rank: the most microbatches whose forward has run on one of its
-  /// stages and whose backward (B or BW) has not: the activations it keeps.
+  /// stages and whose last backward (W or BW) has not: the activations it
+  /// keeps.
   std::vector<int64_t> peakInFlight;
   /// times[r][j]: when actions[r][j] runs.
   std::vector<std::vector<Timing>> times;
