@@ -257,6 +257,10 @@ void send(const int64_t *desc, const void *in, DType type) {
 
 void recv(const int64_t *desc, void *out, DType type) {
   RankContext &ctx = currentRank();
+  // A schedule action's receives come before its region mark: waiting for
+  // a peer is the pipeline's bubble, not part of the previous action.
+  if (ctx.tracing)
+    closeRegion(ctx);
   int64_t bytes = messageBytes(desc, type);
   Timer t(ctx.commSeconds, "communication",
           [&] { return "recv " + std::to_string(bytes) + " B"; });

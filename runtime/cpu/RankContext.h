@@ -73,7 +73,8 @@ llvm::Error writeTrace(
 RankContext &currentRank();
 /// Waits for the sends `context` has in flight.
 void completeSends(RankContext &context);
-/// Ends the open tessel.region's span (at an entry's return).
+/// Ends the open tessel.region's span (at an entry's return, and when a
+/// receive starts waiting).
 void closeRegion(RankContext &context);
 /// Testing: reports that this rank fails at `where`, then hangs
 /// (`mode` "hang") or ends the process without a word to the others.
