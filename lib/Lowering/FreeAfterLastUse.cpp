@@ -15,7 +15,10 @@
 // and before the dealloc, and no use that turns the buffer into a raw pointer
 // or an untracked memref (those could be read later without a use of the
 // buffer). Runtime calls read and write their operands before returning
-// (sends copy), so a call is the buffer's last use like any other op.
+// (sends copy), so a call is the buffer's last use like any other op. On
+// the cuda target a freed buffer may now be reused within the step: that is
+// safe while every launch synchronizes (runtime/cuda/Launch.cpp) or frees
+// are stream-ordered; asynchronous launches must keep one of the two.
 //
 //===----------------------------------------------------------------------===//
 
