@@ -155,6 +155,10 @@ llvm::Error bindBatchSize(Run &run) {
   int64_t batch = run.options.batchSize;
   if (batch == 0)
     return llvm::Error::success();
+  if (run.entries.size() > 1 && !run.entries[0].entry->regions.empty())
+    return fail("--batch-size: a pipeline's step is compiled in (its "
+                "microbatches times the model's batch); recompile with "
+                "another --pipeline microbatches= or model --batch");
   if (run.entries.size() > 1)
     return fail("--batch-size: this program's entries run its compiled "
                 "batch (several entries: their schedule is compiled in)");
