@@ -37,8 +37,10 @@ done
 echo "${#configs[@]} configurations"
 fails=0
 for c in "${configs[@]}"; do
-  "$PYTHON" "$ROOT/test/pipeline/Inputs/pipeline_equal.py" --bin "$BIN" \
-    --work "$WORK/run" --tokens "$WORK/tokens.bin" "${MPI[@]}" "$c" || fails=$((fails + 1))
+  line=$("$PYTHON" "$ROOT/test/pipeline/Inputs/pipeline_equal.py" --bin "$BIN" \
+    --work "$WORK/run" --tokens "$WORK/tokens.bin" "${MPI[@]}" "$c" 2>&1) || true
+  echo "$line"
+  case "$line" in equal*) ;; *) fails=$((fails + 1)) ;; esac
   rm -rf "$WORK/run"
 done
 echo "$fails of ${#configs[@]} configurations differ or fail"

@@ -37,6 +37,9 @@ OPTIMIZERS = {"gpt": "sgd lr=0.1 momentum=0.9 clip-norm=0.5",
 # their own root mean square and so scales their rounding differences up.
 TOLERANCES = {"gpt": (1e-5, 1e-6), "llama": (1e-4, 1e-5)}
 p.add_argument("--mpi", default="")
+p.add_argument("--optimizer", default="",
+               help="for every model instead of OPTIMIZERS (tolerances "
+               "stay the model's)")
 p.add_argument("configs", nargs="+")
 args = p.parse_args()
 
@@ -46,6 +49,17 @@ def run(cmd, **kw):
     if r.returncode != 0:
         sys.exit(f"FAILED: {' '.join(cmd)}\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
     return r.stdout
+
+
+def worst(got, ref, name):
+    """How far the worst elements of `got` are from `ref`."""
+    got = np.asarray(got, np.float64).ravel()
+    ref = np.asarray(ref, np.float64).ravel()
+    rtol, atol = TOLERANCES[name]
+    off = np.abs(got - ref) > atol + rtol * np.abs(ref)
+    i = int(np.argmax(np.abs(got - ref)))
+    return (f"{int(off.sum())} of {got.size} elements outside, worst "
+            f"{got[i]:.9g} vs {ref[i]:.9g} (max |ref| {np.abs(ref).max():.3g})")
 
 
 def losses(text):
@@ -80,7 +94,7 @@ for config in args.configs:
         os.makedirs(rdir, exist_ok=True)
         model(name, layers, "", "none", f"{rdir}/m.mlir")
         run([os.path.join(args.bin, "tessel-compile"), f"{rdir}/m.mlir",
-             "--optimizer", OPTIMIZERS[name], "--accumulate", "-o", f"{rdir}/ref"])
+             "--optimizer", args.optimizer or OPTIMIZERS[name], "--accumulate", "-o", f"{rdir}/ref"])
         out = run([f"{rdir}/ref", "--steps", str(args.steps), "--batch-size",
                    str(m * args.batch), "--data", args.tokens,
                    "--save", f"{rdir}/ref.st"])
@@ -88,7 +102,7 @@ for config in args.configs:
     ref_losses, ref_tensors = refs[key]
     model(name, layers, mesh, strategy, f"{work}/m.mlir")
     run([os.path.join(args.bin, "tessel-compile"), f"{work}/m.mlir",
-         "--optimizer", OPTIMIZERS[name], "--pipeline",
+         "--optimizer", args.optimizer or OPTIMIZERS[name], "--pipeline",
          f"schedule={schedule} microbatches={m} virtual={virtual}",
          "-o", f"{work}/pp"])
     cmd = [f"{work}/pp", "--steps", str(args.steps), "--data", args.tokens,
@@ -112,4 +126,6 @@ for config in args.configs:
           f"{len(got_losses)} losses {'equal' if same_losses else 'differ'}, "
           f"{compared} tensors compared, {len(bad)} differ"
           + (f" ({', '.join(bad[:4])})" if bad else "")
+          + "".join(f"; {n}: {worst(got[n], ref_tensors[n], name)}"
+                    for n in bad[:2])
           + (f", not in the reference: {', '.join(missing[:4])}" if missing else ""))
