@@ -1,25 +1,42 @@
 //===- SplitEmit.cpp - One rank's function of a split pipeline ------------===//
 //
 // Writes the function of one rank of the pipeline axis: its actions in the
-// schedule's order, each the ops of one stage and phase cloned for one
-// microbatch; then its once-per-step ops. Operands come, in this order,
-// from the microbatch's (or the step's) own clones, from the function's
-// arguments (token batches gain a leading microbatch dimension and are
-// sliced), from free ops cloned on the spot, or from a tessel.recv of the
-// rank that computes them, which sends right after computing.
+// schedule's order, then its once-per-step ops. The ops of one stage and
+// phase are outlined once, as a private function (`<rank fn>_stage<s>_<kind>`)
+// that each microbatch's action calls: compile time does not grow with the
+// number of microbatches. A call's operands come from the microbatch's (or
+// the step's) earlier results, from the function's arguments (token batches
+// gain a leading microbatch dimension and are sliced), or from a tessel.recv
+// of the rank that computes them, which sends right after its call. Free
+// ops (those that depend on no staged value) are cloned into each function
+// that reads them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Splitter.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+
+#include <functional>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::tessel;
 using namespace mlir::tessel::pipeline_detail;
 
 namespace mlir::tessel::pipeline_detail {
+
+/// The ops of one stage and phase as a private function: what it reads
+/// from outside (with an op that reads it, for diagnostics) and what it
+/// returns (the values read outside it).
+struct Outlined {
+  func::FuncOp callee;
+  SmallVector<Value> inputs;
+  SmallVector<Operation *> readers;
+  SmallVector<Value> outputs;
+};
 
 class RankEmitter {
 public:
@@ -31,6 +48,9 @@ public:
 
 private:
   void makeFunction();
+  SmallVector<Operation *> opsOf(const pl::Action &a);
+  const Outlined &outline(const pl::Action &a, ArrayRef<Operation *> ops);
+  LogicalResult emitAction(const pl::Action &a, int64_t index);
   DictionaryAttr rewriteAttrs(DictionaryAttr attrs, bool data);
   FailureOr<Value> lookup(Value v, int64_t context, Operation *user);
   LogicalResult emitOp(Operation *op, int64_t context);
@@ -52,6 +72,7 @@ private:
   llvm::DenseMap<Value, std::pair<Value, int64_t>> sums; ///< sum, count
   /// The receives of the action being emitted (moved before its region).
   SmallVector<Operation *> received;
+  std::map<std::pair<int64_t, pl::ActionKind>, Outlined> outlined;
 };
 
 } // namespace mlir::tessel::pipeline_detail
@@ -236,29 +257,134 @@ void RankEmitter::accumulate(Value v, Value local) {
         send(mean, r, channelOf(v, kStepContext));
 }
 
+/// The step's ops that action `a` runs, in order.
+SmallVector<Operation *> RankEmitter::opsOf(const pl::Action &a) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : s.step.getBody().front().without_terminator()) {
+    const OpInfo &i = s.info[&op];
+    if (i.stage != a.stage || i.phase == Phase::Step)
+      continue;
+    bool runs = a.kind == pl::ActionKind::F   ? i.phase == Phase::F
+                : a.kind == pl::ActionKind::B ? i.phase == Phase::B
+                : a.kind == pl::ActionKind::W
+                    ? i.phase == Phase::W
+                    : i.phase == Phase::B || i.phase == Phase::W;
+    if (runs)
+      ops.push_back(&op);
+  }
+  return ops;
+}
+
+/// Calls `fn` on every value `op` (or an op nested in it) reads.
+static void forEachRead(Operation *op, function_ref<void(Value, Operation *)> fn) {
+  op->walk([&](Operation *nested) {
+    for (Value v : nested->getOperands())
+      fn(v, nested);
+  });
+}
+
+/// The function of `a`'s stage and kind, made on first use.
+const Outlined &RankEmitter::outline(const pl::Action &a,
+                                     ArrayRef<Operation *> ops) {
+  auto [it, fresh] = outlined.try_emplace({a.stage, a.kind});
+  Outlined &o = it->second;
+  if (!fresh)
+    return o;
+  Block &body = s.step.getBody().front();
+  llvm::DenseSet<Operation *> inside(ops.begin(), ops.end());
+  llvm::SetVector<Value> inputs;
+  llvm::SetVector<Operation *> freeOps; // operands before users
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  std::function<void(Value, Operation *)> read = [&](Value v, Operation *user) {
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() == &body && inputs.insert(v))
+        o.readers.push_back(user);
+      return;
+    }
+    Operation *def = body.findAncestorOpInBlock(*v.getDefiningOp());
+    if (!def || inside.contains(def) || def == body.findAncestorOpInBlock(*user))
+      return;
+    if (s.info[def].stage >= 0) {
+      if (inputs.insert(v))
+        o.readers.push_back(user);
+      return;
+    }
+    if (!seen.insert(def).second)
+      return;
+    forEachRead(def, read);
+    freeOps.insert(def);
+  };
+  for (Operation *op : ops)
+    forEachRead(op, read);
+  o.inputs = inputs.takeVector();
+  for (Operation *op : ops)
+    for (Value r : op->getResults())
+      if (llvm::any_of(r.getUsers(), [&](Operation *u) {
+            return !inside.contains(body.findAncestorOpInBlock(*u));
+          }))
+        o.outputs.push_back(r);
+
+  static const char *kinds[] = {"F", "B", "W", "BW"};
+  std::string name = (func.getSymName() + "_stage" + Twine(a.stage) + "_" +
+                      kinds[int(a.kind)])
+                         .str();
+  OpBuilder fb(b.getContext());
+  fb.setInsertionPoint(func);
+  auto type = fb.getFunctionType(ValueRange(o.inputs).getTypes(),
+                                 ValueRange(o.outputs).getTypes());
+  o.callee = func::FuncOp::create(fb, s.step.getLoc(), name, type);
+  o.callee.setPrivate();
+  o.callee->setAttr(TesselDialect::kSpmdAttrName,
+                    func->getAttr(TesselDialect::kSpmdAttrName));
+  Block *entry = o.callee.addEntryBlock();
+  fb.setInsertionPointToEnd(entry);
+  IRMapping m;
+  m.map(o.inputs, entry->getArguments());
+  for (Operation *op : freeOps)
+    fb.clone(*op, m);
+  for (Operation *op : ops)
+    fb.clone(*op, m);
+  SmallVector<Value> results;
+  for (Value v : o.outputs)
+    results.push_back(m.lookup(v));
+  func::ReturnOp::create(fb, s.step.getLoc(), results);
+  return o;
+}
+
+/// Action `index` of this rank: its receives, its mark, the call of its
+/// stage and kind's function for its microbatch, then its sends.
+LogicalResult RankEmitter::emitAction(const pl::Action &a, int64_t index) {
+  // The action's region starts once what it receives has arrived: the
+  // wait is the pipeline's bubble, not the action's time.
+  auto region = RegionOp::create(b, s.step.getLoc(), index);
+  SmallVector<Operation *> ops = opsOf(a);
+  if (ops.empty())
+    return success();
+  const Outlined &o = outline(a, ops);
+  received.clear();
+  SmallVector<Value> args;
+  for (auto [v, reader] : llvm::zip(o.inputs, o.readers)) {
+    FailureOr<Value> local = lookup(v, a.microbatch, reader);
+    if (failed(local))
+      return failure();
+    args.push_back(*local);
+  }
+  for (Operation *recv : received)
+    recv->moveBefore(region);
+  auto call = func::CallOp::create(b, s.step.getLoc(), o.callee, args);
+  for (auto [v, local] : llvm::zip(o.outputs, call.getResults())) {
+    mapFor(a.microbatch).map(v, local);
+    defined(v, local, a.microbatch);
+  }
+  return success();
+}
+
 LogicalResult RankEmitter::emit() {
   makeFunction();
   Block &body = s.step.getBody().front();
-  for (auto [k, a] : llvm::enumerate(s.schedule.actions[rank])) {
-    // The action's region starts once what it receives has arrived: the
-    // wait is the pipeline's bubble, not the action's time.
-    auto region = RegionOp::create(b, s.step.getLoc(), k);
-    received.clear();
-    for (Operation &op : body.without_terminator()) {
-      const OpInfo &i = s.info[&op];
-      if (i.stage != a.stage || i.phase == Phase::Step)
-        continue;
-      bool runs = a.kind == pl::ActionKind::F   ? i.phase == Phase::F
-                  : a.kind == pl::ActionKind::B ? i.phase == Phase::B
-                  : a.kind == pl::ActionKind::W
-                      ? i.phase == Phase::W
-                      : i.phase == Phase::B || i.phase == Phase::W;
-      if (runs && failed(emitOp(&op, a.microbatch)))
-        return failure();
-    }
-    for (Operation *recv : received)
-      recv->moveBefore(region);
-  }
+  for (auto [k, a] : llvm::enumerate(s.schedule.actions[rank]))
+    if (failed(emitAction(a, k)))
+      return failure();
   RegionOp::create(b, s.step.getLoc(), s.schedule.actions[rank].size());
   for (Operation &op : body.without_terminator()) {
     const OpInfo &i = s.info[&op];
