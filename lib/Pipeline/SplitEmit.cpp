@@ -3,8 +3,8 @@
 // Writes the function of one rank of the pipeline axis: its actions in the
 // schedule's order, then its once-per-step ops. The ops of one stage and
 // phase are outlined once, as a private function (`<rank fn>_stage<s>_<kind>`)
-// that each microbatch's action calls: compile time does not grow with the
-// number of microbatches. A call's operands come from the microbatch's (or
+// that each microbatch's action calls: the stage's code is compiled once,
+// not once per microbatch. A call's operands come from the microbatch's (or
 // the step's) earlier results, from the function's arguments (token batches
 // gain a leading microbatch dimension and are sliced), or from a tessel.recv
 // of the rank that computes them, which sends right after its call. Free
