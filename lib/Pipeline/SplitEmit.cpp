@@ -49,7 +49,7 @@ public:
 private:
   void makeFunction();
   SmallVector<Operation *> opsOf(const pl::Action &a);
-  const Outlined &outline(const pl::Action &a, ArrayRef<Operation *> ops);
+  const Outlined &outline(const pl::Action &a);
   LogicalResult emitAction(const pl::Action &a, int64_t index);
   DictionaryAttr rewriteAttrs(DictionaryAttr attrs, bool data);
   FailureOr<Value> lookup(Value v, int64_t context, Operation *user);
@@ -283,12 +283,15 @@ static void forEachRead(Operation *op, function_ref<void(Value, Operation *)> fn
   });
 }
 
-/// The function of `a`'s stage and kind, made on first use.
-const Outlined &RankEmitter::outline(const pl::Action &a,
-                                     ArrayRef<Operation *> ops) {
+/// The function of `a`'s stage and kind, made on first use (no function
+/// when the stage runs no op of that kind).
+const Outlined &RankEmitter::outline(const pl::Action &a) {
   auto [it, fresh] = outlined.try_emplace({a.stage, a.kind});
   Outlined &o = it->second;
   if (!fresh)
+    return o;
+  SmallVector<Operation *> ops = opsOf(a);
+  if (ops.empty())
     return o;
   Block &body = s.step.getBody().front();
   llvm::DenseSet<Operation *> inside(ops.begin(), ops.end());
@@ -357,10 +360,9 @@ LogicalResult RankEmitter::emitAction(const pl::Action &a, int64_t index) {
   // The action's region starts once what it receives has arrived: the
   // wait is the pipeline's bubble, not the action's time.
   auto region = RegionOp::create(b, s.step.getLoc(), index);
-  SmallVector<Operation *> ops = opsOf(a);
-  if (ops.empty())
+  const Outlined &o = outline(a);
+  if (!o.callee)
     return success();
-  const Outlined &o = outline(a, ops);
   received.clear();
   SmallVector<Value> args;
   for (auto [v, reader] : llvm::zip(o.inputs, o.readers)) {
