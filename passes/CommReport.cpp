@@ -2,7 +2,6 @@
 
 #include "tessel/dialects/tessel/TesselOps.h"
 #include "tessel/passes/Passes.h"
-#include "tessel/sharding/ReshardPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Format.h"
@@ -38,7 +37,7 @@ int64_t bytesOf(Type t) {
 }
 
 struct TesselCommReportPass
-    : mlir::tessel::impl::TesselCommReportPassBase<TesselCommReportPass> {
+    : tessel::impl::TesselCommReportPassBase<TesselCommReportPass> {
   using TesselCommReportPassBase::TesselCommReportPassBase;
 
   void runOnOperation() override {
@@ -77,14 +76,13 @@ struct TesselCommReportPass
         Type out = op->getNumResults() ? op->getResult(0).getType() : in;
         e.elements = cast<RankedTensorType>(in).getNumElements();
         e.bytes = std::max(bytesOf(in), bytesOf(out));
-        using ::tessel::sharding::CollectiveTraffic;
-        CollectiveTraffic traffic =
-            isa<AllReduceOp>(op) ? CollectiveTraffic::AllReduce
-            : isa<AllGatherOp, ReduceScatterOp, AllToAllOp>(op)
-                ? CollectiveTraffic::Exchange
-                : CollectiveTraffic::Whole; // collective_permute, send
-        e.sent = ::tessel::sharding::collectiveSentBytes(traffic, e.group,
-                                                         e.bytes);
+        double n = e.group, fraction = (n - 1) / n;
+        if (isa<AllReduceOp>(op))
+          e.sent = 2 * fraction * e.bytes;
+        else if (isa<AllGatherOp, ReduceScatterOp, AllToAllOp>(op))
+          e.sent = fraction * e.bytes;
+        else
+          e.sent = e.bytes; // collective_permute, send
         entries.push_back(e);
       });
       double total = 0;
