@@ -2,11 +2,12 @@
 
 #include "Reshard.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <algorithm>
 
 using namespace mlir;
 using namespace mlir::tessel;
-
 static ArrayAttr axesAttr(OpBuilder &b, ArrayRef<StringAttr> axes) {
   SmallVector<Attribute> attrs(axes.begin(), axes.end());
   return b.getArrayAttr(attrs);
@@ -112,124 +113,139 @@ Value Resharder::resolvePartial(Location loc, Value local, Layout &layout,
   return r;
 }
 
+namespace {
+/// Mesh axes as the planner's indices and back.
+struct AxisTable {
+  SmallVector<StringAttr> names;
+  SmallVector<int64_t, 4> sizes;
+
+  explicit AxisTable(MeshOp mesh) {
+    for (auto [name, size] :
+         llvm::zip(mesh.getAxisNames(), mesh.getAxisSizes())) {
+      names.push_back(cast<StringAttr>(name));
+      sizes.push_back(size);
+    }
+  }
+  sharding::AxisDims indices(const Layout &l) const {
+    sharding::AxisDims dims;
+    for (const AxisList &axes : l.dims) {
+      dims.emplace_back();
+      for (StringAttr a : axes)
+        dims.back().push_back(llvm::find(names, a) - names.begin());
+    }
+    return dims;
+  }
+  AxisList axes(ArrayRef<int> indices) const {
+    AxisList l;
+    for (int a : indices)
+      l.push_back(names[a]);
+    return l;
+  }
+};
+} // namespace
+
+/// `local` restricted along `dim` to its first `size` elements.
+static Value sliceTo(OpBuilder &b, Location loc, Value local, int64_t dim,
+                     int64_t size) {
+  SmallVector<int64_t> shape(typeOf(local).getShape());
+  if (shape[dim] == size)
+    return local;
+  SmallVector<int64_t> start(shape.size(), 0), strides(shape.size(), 1);
+  shape[dim] = size;
+  return SliceOp::create(b, loc, local, start, shape, strides);
+}
+
+Value Resharder::emitMove(Location loc, Value local,
+                          const sharding::ReshardMove &m,
+                          RankedTensorType global) {
+  using Kind = sharding::ReshardMoveKind;
+  AxisTable table(mesh.op());
+  AxisList axes = table.axes(m.axes);
+  int64_t n = mesh.size(axes);
+  SmallVector<int64_t> shape(typeOf(local).getShape());
+  auto sizeAfter = [&](int64_t d) {
+    return mesh.localSize(global.getDimSize(d), table.axes(m.after[d]));
+  };
+  switch (m.kind) {
+  case Kind::Gather:
+    shape[m.dim] *= n;
+    local = AllGatherOp::create(b, loc, typeOf(local).clone(shape), local,
+                                mesh.name(), axesAttr(b, axes),
+                                uint64_t(m.dim));
+    return sliceTo(b, loc, local, m.dim, sizeAfter(m.dim));
+  case Kind::AllToAll: {
+    int64_t chunk = sizeAfter(m.toDim);
+    if (shape[m.toDim] < chunk * n) { // pad the split dimension to n pieces
+      SmallVector<int64_t> low(shape.size(), 0), high(shape.size(), 0);
+      high[m.toDim] = chunk * n - shape[m.toDim];
+      local = PadOp::create(b, loc, local, low, high, llvm::APFloat(0.0));
+    }
+    shape[m.toDim] = chunk;
+    shape[m.dim] *= n;
+    local = AllToAllOp::create(b, loc, typeOf(local).clone(shape), local,
+                               mesh.name(), axesAttr(b, axes),
+                               uint64_t(m.toDim), uint64_t(m.dim));
+    return sliceTo(b, loc, local, m.dim, sizeAfter(m.dim));
+  }
+  case Kind::Permute:
+    return CollectivePermuteOp::create(b, loc, local.getType(), local,
+                                       mesh.ref(), axesAttr(b, axes),
+                                       b.getDenseI64ArrayAttr(m.pairs));
+  case Kind::Slice:
+    return sliceBlock(loc, local, m.dim, axisIndex(loc, axes),
+                      sizeAfter(m.dim));
+  }
+  llvm_unreachable("unknown reshard move");
+}
+
 FailureOr<Value> Resharder::reshard(Location loc, Value local,
                                     const Layout &from, const Layout &to,
                                     RankedTensorType global) {
   Layout cur = from;
   if (!cur.partial.empty())
     local = resolvePartial(loc, local, cur, to, global);
-
-  int64_t rank = global.getRank();
-  // An axis moving from the minor end of one dimension to the minor end of
-  // another: one all-to-all (even sizes only).
-  for (int64_t i = 0; i < rank; ++i) {
-    for (int64_t j = 0; j < rank; ++j) {
-      if (i == j || cur.dims[i].empty())
-        continue;
-      StringAttr a = cur.dims[i].back();
-      AxisList iAfter(cur.dims[i].begin(), cur.dims[i].end() - 1);
-      AxisList jAfter = cur.dims[j];
-      jAfter.push_back(a);
-      if (to.dims[i] != iAfter || to.dims[j] != jAfter)
-        continue;
-      int64_t n = mesh.size(a);
-      if (global.getDimSize(i) % mesh.size(cur.dims[i]) != 0 ||
-          global.getDimSize(j) % mesh.size(jAfter) != 0)
-        continue;
-      SmallVector<int64_t> shape(typeOf(local).getShape());
-      shape[i] *= n;
-      shape[j] /= n;
-      local = AllToAllOp::create(b, loc, typeOf(local).clone(shape), local,
-                                 mesh.name(), axesAttr(b, {a}), uint64_t(j),
-                                 uint64_t(i));
-      cur.dims[i] = iAfter;
-      cur.dims[j] = jAfter;
-    }
+  if (cur.dims == to.dims)
+    return local;
+  AxisTable table(mesh.op());
+  sharding::ReshardProblem problem;
+  problem.shape.assign(global.getShape().begin(), global.getShape().end());
+  problem.elementBytes =
+      std::max<int64_t>(1, global.getElementTypeBitWidth() / 8);
+  problem.axisSizes = table.sizes;
+  problem.from = table.indices(cur);
+  problem.to = table.indices(to);
+  const sharding::ReshardPlan &plan = planFor(problem);
+  if (int64_t d = plan.rematerializedDim; d >= 0) {
+    InFlightDiagnostic diag = strict ? emitError(loc) : emitWarning(loc);
+    diag << "resharding dimension " << d << " from " << str(cur.dims[d])
+         << " to " << str(to.dims[d])
+         << " rematerializes it (gather, then slice)";
+    if (strict)
+      return diag;
   }
-
-  // The same axes in another order on one dimension: every device's block
-  // moves to the device that holds that block index under the new order,
-  // one collective-permute (even dimensions only).
-  for (int64_t d = 0; d < rank; ++d) {
-    const AxisList &c = cur.dims[d], &t = to.dims[d];
-    if (c == t || c.size() != t.size() || c.size() < 2 ||
-        !std::is_permutation(c.begin(), c.end(), t.begin()) ||
-        global.getDimSize(d) % mesh.size(c) != 0)
-      continue;
-    // Group index over `c` (in c's order) of the device whose coordinates
-    // give block `k` when read in `order`.
-    auto indexOf = [&](int64_t k, ArrayRef<StringAttr> order) {
-      llvm::SmallDenseMap<StringAttr, int64_t> coord;
-      for (int64_t i = static_cast<int64_t>(order.size()) - 1; i >= 0; --i) {
-        int64_t n = mesh.size(order[i]);
-        coord[order[i]] = k % n;
-        k /= n;
-      }
-      int64_t g = 0;
-      for (StringAttr a : c)
-        g = g * mesh.size(a) + coord[a];
-      return g;
-    };
-    // Every block moves (a block that stays is a pair to itself: the
-    // permute gives zeros where nothing arrives).
-    SmallVector<int64_t> pairs;
-    for (int64_t k = 0, n = mesh.size(c); k < n; ++k) {
-      pairs.push_back(indexOf(k, c));
-      pairs.push_back(indexOf(k, t));
-    }
-    local = CollectivePermuteOp::create(b, loc, local.getType(), local,
-                                        mesh.ref(), axesAttr(b, c),
-                                        b.getDenseI64ArrayAttr(pairs));
-    cur.dims[d] = t;
-  }
-
-  // First drop axes (all-gathers), then add axes (local slices): an axis
-  // that moves between dimensions must be gathered before it splits again.
-  for (int64_t d = 0; d < rank; ++d) {
-    const AxisList &c = cur.dims[d], &t = to.dims[d];
-    if (c == t)
-      continue;
-    size_t k = 0;
-    while (k < c.size() && k < t.size() && c[k] == t[k])
-      ++k;
-    int64_t g = global.getDimSize(d);
-    bool even = g % mesh.size(c) == 0 && g % mesh.size(t) == 0;
-    if (k < c.size() && k < t.size()) {
-      InFlightDiagnostic diag = strict ? emitError(loc) : emitWarning(loc);
-      diag << "resharding dimension " << d << " from " << str(c) << " to "
-           << str(t) << " rematerializes it (gather, then slice)";
-      if (strict)
-        return diag;
-    }
-    // For uneven dimensions gather every axis: the blocks of a coarser split
-    // do not line up with the finer ones.
-    size_t keep = even ? k : 0;
-    if (keep == c.size())
-      continue;
-    AxisList dropped(c.begin() + keep, c.end());
-    SmallVector<int64_t> shape(typeOf(local).getShape());
-    shape[d] *= mesh.size(dropped);
-    local = AllGatherOp::create(b, loc, typeOf(local).clone(shape), local,
-                                mesh.name(), axesAttr(b, dropped),
-                                uint64_t(d));
-    AxisList kept(c.begin(), c.begin() + keep);
-    int64_t blockSize = mesh.localSize(g, kept);
-    if (shape[d] != blockSize) { // padding: keep the real elements only
-      SmallVector<int64_t> start(rank, 0), limit(shape), strides(rank, 1);
-      limit[d] = blockSize;
-      local = SliceOp::create(b, loc, local, start, limit, strides);
-    }
-    cur.dims[d] = kept;
-  }
-  for (int64_t d = 0; d < rank; ++d) {
-    const AxisList &t = to.dims[d];
-    if (cur.dims[d].size() >= t.size())
-      continue;
-    // Add axes: take this device's block, no communication.
-    AxisList added(t.begin() + cur.dims[d].size(), t.end());
-    int64_t size = mesh.localSize(global.getDimSize(d), t);
-    local = sliceBlock(loc, local, d, axisIndex(loc, added), size);
-    cur.dims[d] = t;
-  }
+  for (const sharding::ReshardMove &m : plan.moves)
+    local = emitMove(loc, local, m, global);
   return local;
+}
+
+/// The plan of `problem`, planned once per function.
+const sharding::ReshardPlan &
+Resharder::planFor(const sharding::ReshardProblem &problem) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  for (int64_t s : problem.shape)
+    os << s << 'x';
+  os << problem.elementBytes << ':';
+  for (const auto *dims : {&problem.from, &problem.to}) {
+    for (const auto &axes : *dims) {
+      for (int a : axes)
+        os << a << ',';
+      os << '|';
+    }
+    os << ';';
+  }
+  auto [it, fresh] = plans.try_emplace(key);
+  if (fresh)
+    it->second = sharding::planReshard(problem);
+  return it->second;
 }

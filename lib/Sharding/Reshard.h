@@ -1,11 +1,10 @@
 //===- Reshard.h - the reshard planner ---------------------------*- C++ -*-===//
 //
-// Turns a value's layout into the layout its user needs with the fewest
-// collectives: partial -> all-reduce (reduce-scatter when the target splits
-// a dimension over exactly the partial axes), dropped axes -> all-gather,
-// added axes -> a local slice at axis_index (no communication), an axis
-// moving from the minor end of one dimension to another -> all-to-all, the
-// same axes of one dimension in another order -> collective-permute.
+// Turns a value's layout into the layout its user needs: partial results
+// first (all-reduce, or reduce-scatter when the target splits a dimension
+// over exactly the partial axes), then the cheapest sequence of all-gathers,
+// all-to-alls, a collective-permute and local slices that
+// tessel/sharding/ReshardPlan.h finds, emitted here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,9 +13,14 @@
 
 #include "Layout.h"
 
+#include "tessel/sharding/ReshardPlan.h"
+
+#include "llvm/ADT/StringMap.h"
+
 #include "mlir/IR/Builders.h"
 
 namespace mlir::tessel {
+namespace sharding = ::tessel::sharding;
 
 class Resharder {
 public:
@@ -48,12 +52,16 @@ public:
   Value constant(Location loc, RankedTensorType type, double value);
 
 private:
+  Value emitMove(Location loc, Value local, const sharding::ReshardMove &m,
+                 RankedTensorType global);
+  const sharding::ReshardPlan &planFor(const sharding::ReshardProblem &p);
   Value resolvePartial(Location loc, Value local, Layout &layout,
                        const Layout &to, RankedTensorType global);
 
   OpBuilder &b;
   const MeshInfo &mesh;
   bool strict;
+  llvm::StringMap<sharding::ReshardPlan> plans;
 };
 
 } // namespace mlir::tessel

@@ -8,6 +8,9 @@ by tessel-interp, one thread per device) equals the unpartitioned one.
   --random N --seed S: N random programs (random meshes of 1-4 axes, random
     shapes including non-divisible ones, random annotations; the generator of
     test/passes/check_propagation.py).
+  --reshards N --seed S: N random reshards (an argument laid out one way
+    returned laid out another, on 1-3 axes of sizes 1-4, uneven shapes):
+    every plan of the reshard planner is run.
   --grad (with --models): differentiate each model first (--tessel-grad)
     and compare the loss and every parameter gradient of @forward_grad.
   --train OPTIONS (with --models): build @train_step (--tessel-train-step=
@@ -24,6 +27,7 @@ import argparse
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -68,7 +72,8 @@ class Checker:
         if r.returncode:
             return self.fail(label, "partition failed: " + r.stderr[-1500:])
         ref = propagated_path + ".ref"
-        func = ["--func", "f"] if self.o.random or self.o.files else []
+        func = (["--func", "f"]
+                if self.o.random or self.o.files or self.o.reshards else [])
         if self.o.grad:
             func = ["--func", "forward_grad"]
         if self.o.train:
@@ -145,6 +150,10 @@ class Checker:
         for path in paths:
             label = os.path.basename(path)
             base = os.path.join(self.tmp, label)
+            if self.o.as_is:
+                shutil.copyfile(path, base + ".mlir")
+                self.case(label, base + ".mlir", 7)
+                continue
             r = run([self.tool("tessel-opt"), path, "--tessel-propagate", "-o",
                      base + ".prop.mlir"])
             if r.returncode:
@@ -167,6 +176,37 @@ class Checker:
                 continue
             self.case("random %d/%d" % (seed, i), base + ".prop.mlir", i)
 
+    def reshards(self, n, seed):
+        """N random reshards: an argument laid out one way returned laid out
+        another (1-3 axes of sizes 1-4, shapes of 1-3 dimensions of 1-13)."""
+        rng = random.Random(seed)
+        for i in range(n):
+            text = reshard_program(rng)
+            base = os.path.join(self.tmp, "reshard-%d-%d" % (seed, i))
+            with open(base + ".mlir", "w") as f:
+                f.write(text)
+            self.case("reshard %d/%d" % (seed, i), base + ".mlir", i)
+
+
+def reshard_program(rng):
+    axes = ["a", "b", "c"][:rng.randint(1, 3)]
+    sizes = [rng.randint(1, 4) for _ in axes]
+    shape = [rng.randint(1, 13) for _ in range(rng.randint(1, 3))]
+
+    def layout():
+        dims = [[] for _ in shape]
+        for a in rng.sample(axes, len(axes)):
+            if rng.random() < 0.7:
+                dims[rng.randrange(len(shape))].append(a)
+        return "[" + ", ".join(
+            "{" + ", ".join('"%s"' % a for a in d) + "}" for d in dims) + "]"
+    t = "tensor<%sxf32>" % "x".join(map(str, shape))
+    mesh = ", ".join('"%s"=%d' % (a, n) for a, n in zip(axes, sizes))
+    return ("tessel.mesh @mesh [%s]\n"
+            "func.func @f(%%x: %s {tessel.sharding = #tessel.sharding<@mesh, %s>})"
+            " -> (%s {tessel.sharding = #tessel.sharding<@mesh, %s>}) {\n"
+            "  return %%x : %s\n}\n" % (mesh, t, layout(), t, layout(), t))
+
 
 def main():
     p = argparse.ArgumentParser()
@@ -174,8 +214,13 @@ def main():
     p.add_argument("--models", action="store_true")
     p.add_argument("--random", type=int, default=0)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--reshards", type=int, default=0,
+                   help="check N random reshards (one value, two layouts)")
     p.add_argument("--files", nargs="*", default=[],
                    help="programs (a function @f) to check, e.g. regressions")
+    p.add_argument("--as-is", action="store_true",
+                   help="with --files: the files' shardings are final; "
+                        "partition them without propagating")
     p.add_argument("--grad", action="store_true",
                    help="differentiate the models first (--tessel-grad) and "
                         "compare loss and every gradient")
@@ -200,6 +245,8 @@ def main():
         c.files(o.files)
     if o.random:
         c.random(o.random, o.seed)
+    if o.reshards:
+        c.reshards(o.reshards, o.seed)
     print("%d passed, %d failed" % (c.passed, c.failed))
     return 1 if c.failed else 0
 

@@ -1,0 +1,5 @@
+tessel.mesh @mesh ["x"=2, "y"=2]
+func.func @f(%x: tensor<16x16xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"x", "y"}, {}]>})
+    -> (tensor<16x16xf32> {tessel.sharding = #tessel.sharding<@mesh, [{}, {"y"}]>}) {
+  return %x : tensor<16x16xf32>
+}
