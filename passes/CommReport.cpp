@@ -2,6 +2,7 @@
 
 #include "tessel/dialects/tessel/TesselOps.h"
 #include "tessel/passes/Passes.h"
+#include "tessel/sharding/ReshardPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Format.h"
@@ -37,7 +38,7 @@ int64_t bytesOf(Type t) {
 }
 
 struct TesselCommReportPass
-    : tessel::impl::TesselCommReportPassBase<TesselCommReportPass> {
+    : mlir::tessel::impl::TesselCommReportPassBase<TesselCommReportPass> {
   using TesselCommReportPassBase::TesselCommReportPassBase;
 
   void runOnOperation() override {
@@ -76,13 +77,14 @@ struct TesselCommReportPass
         Type out = op->getNumResults() ? op->getResult(0).getType() : in;
         e.elements = cast<RankedTensorType>(in).getNumElements();
         e.bytes = std::max(bytesOf(in), bytesOf(out));
-        double n = e.group, fraction = (n - 1) / n;
-        if (isa<AllReduceOp>(op))
-          e.sent = 2 * fraction * e.bytes;
-        else if (isa<AllGatherOp, ReduceScatterOp, AllToAllOp>(op))
-          e.sent = fraction * e.bytes;
-        else
-          e.sent = e.bytes; // collective_permute, send
+        using ::tessel::sharding::CollectiveTraffic;
+        CollectiveTraffic traffic =
+            isa<AllReduceOp>(op) ? CollectiveTraffic::AllReduce
+            : isa<AllGatherOp, ReduceScatterOp, AllToAllOp>(op)
+                ? CollectiveTraffic::Exchange
+                : CollectiveTraffic::Whole; // collective_permute, send
+        e.sent = ::tessel::sharding::collectiveSentBytes(traffic, e.group,
+                                                         e.bytes);
         entries.push_back(e);
       });
       double total = 0;

@@ -407,16 +407,21 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
     for (auto [d, dim] : llvm::enumerate(dims)) {
       // A dimension made of several factors is split major to minor: a
       // minor factor's axes count only if every more major factor is fully
-      // split (else the dimension sharding cannot express them).
+      // split (else the dimension sharding cannot express them), and each
+      // factor's axes only while they divide it (an uneven split of one
+      // factor is no split of the merged dimension).
       Axes want;
       const Candidate *source = nullptr;
+      bool merged = dim.getFactors().size() > 1;
       for (int64_t f : dim.getFactors()) {
         int64_t product = 1;
         for (StringAttr a : chosen[f]) {
-          if (llvm::is_contained(want, a))
+          int64_t n = axisSize(mesh, a);
+          if (llvm::is_contained(want, a) ||
+              (merged && sizes[f] % (product * n) != 0))
             break;
           want.push_back(a);
-          product *= axisSize(mesh, a);
+          product *= n;
         }
         if (!source && !chosen[f].empty())
           source = winner[f];

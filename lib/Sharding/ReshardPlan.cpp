@@ -28,19 +28,34 @@ bool tessel::sharding::blocksNest(int64_t size, int64_t outer, int64_t inner) {
          localSize(size, outer) == inner * localSize(size, outer * inner);
 }
 
-double tessel::sharding::collectiveSentBytes(ReshardMoveKind kind,
+double tessel::sharding::collectiveSentBytes(CollectiveTraffic traffic,
                                              int64_t group, int64_t bytes) {
   double fraction = double(group - 1) / double(group);
-  switch (kind) {
-  case ReshardMoveKind::Gather:
-  case ReshardMoveKind::AllToAll:
+  switch (traffic) {
+  case CollectiveTraffic::AllReduce:
+    return 2 * fraction * double(bytes);
+  case CollectiveTraffic::Exchange:
     return fraction * double(bytes);
-  case ReshardMoveKind::Permute:
+  case CollectiveTraffic::Whole:
     return double(bytes);
-  case ReshardMoveKind::Slice:
+  case CollectiveTraffic::None:
     return 0;
   }
   return 0;
+}
+
+/// How the planner's moves are counted.
+static CollectiveTraffic trafficOf(ReshardMoveKind kind) {
+  switch (kind) {
+  case ReshardMoveKind::Gather:
+  case ReshardMoveKind::AllToAll:
+    return CollectiveTraffic::Exchange;
+  case ReshardMoveKind::Permute:
+    return CollectiveTraffic::Whole;
+  case ReshardMoveKind::Slice:
+    return CollectiveTraffic::None;
+  }
+  return CollectiveTraffic::None;
 }
 
 std::string tessel::sharding::formatAxisDims(const AxisDims &dims,
@@ -166,7 +181,7 @@ void Planner::gathers(int64_t node) {
       m.after[d].assign(kept.begin(), kept.end());
       // The gathered block before any padding is sliced off.
       int64_t gathered = bytes(dims) * inner;
-      m.sentBytes = collectiveSentBytes(m.kind, inner, gathered);
+      m.sentBytes = collectiveSentBytes(trafficOf(m.kind), inner, gathered);
       relax(node, std::move(m), gathered);
     }
   }
@@ -196,7 +211,7 @@ void Planner::allToAlls(int64_t node) {
         int64_t chunk = localSize(p.shape[j], size(dims[j]) * n);
         int64_t sent = bytes(dims) / localSize(p.shape[j], size(dims[j])) *
                        chunk * n;
-        m.sentBytes = collectiveSentBytes(m.kind, n, sent);
+        m.sentBytes = collectiveSentBytes(trafficOf(m.kind), n, sent);
         relax(node, std::move(m), sent);
       }
     }
@@ -296,7 +311,8 @@ void Planner::permutes(int64_t node) {
     if (!permutePairs(dims, target, m.axes, m.pairs))
       continue;
     m.after = target;
-    m.sentBytes = collectiveSentBytes(m.kind, size(m.axes), bytes(dims));
+    m.sentBytes =
+        collectiveSentBytes(trafficOf(m.kind), size(m.axes), bytes(dims));
     relax(node, std::move(m), 0);
   }
 }

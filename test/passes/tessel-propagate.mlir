@@ -75,6 +75,25 @@ func.func @reshape_factors(%x: tensor<8x32xf32> {tessel.sharding = #tessel.shard
 
 tessel.mesh @mesh ["dp"=2, "tp"=4]
 
+// Tests that a factor split unevenly does not split a merged dimension: the
+// 6 rows are split over tp=4 (blocks of 2, padded), but in [6, 4] -> [24]
+// tp does not divide the rows' factor 6, so the 24 stays unsplit (blocks of
+// 6 would cut rows in half); dp (divides 6) does reach it.
+// CHECK-LABEL: func.func @reshape_uneven_major_factor
+// CHECK: tessel.reshape {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{?}]>}
+// CHECK: tessel.reshape {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"dp", ?}]>}
+func.func @reshape_uneven_major_factor(%x: tensor<6x4xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"tp"}, {}]>},
+                                       %y: tensor<6x4xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp"}, {}]>})
+    -> (tensor<24xf32>, tensor<24xf32>) {
+  %0 = tessel.reshape %x : (tensor<6x4xf32>) -> tensor<24xf32>
+  %1 = tessel.reshape %y : (tensor<6x4xf32>) -> tensor<24xf32>
+  return %0, %1 : tensor<24xf32>, tensor<24xf32>
+}
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+
 // Tests that closed dimensions are never changed, even where the other
 // operand would extend them, while open ones are.
 // CHECK-LABEL: func.func @closed_untouched

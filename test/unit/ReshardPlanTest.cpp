@@ -170,7 +170,7 @@ TEST(ReshardPlan, NeverCostsMoreThanGatheringEverything) {
           m *= sizes[a];
         bytes *= localSize(shape[e], e == d ? n : m);
       }
-      gather += collectiveSentBytes(ReshardMoveKind::Gather, n, bytes * n);
+      gather += collectiveSentBytes(CollectiveTraffic::Exchange, n, bytes * n);
       cur[d].clear();
     }
     EXPECT_LE(plan.sentBytes, gather + 1e-6) << "trial " << trial;

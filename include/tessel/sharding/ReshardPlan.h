@@ -84,10 +84,16 @@ bool blocksNest(int64_t size, int64_t outer, int64_t inner);
 /// first). Never fails: gathering every axis then slicing is always valid.
 ReshardPlan planReshard(const ReshardProblem &p);
 
+/// How a collective's traffic is counted (ring algorithms): an all-reduce
+/// sends (n-1)/n of its tensor twice, an all-gather, reduce-scatter or
+/// all-to-all once, a collective-permute or send the whole tensor.
+enum class CollectiveTraffic { AllReduce, Exchange, Whole, None };
+
 /// Bytes one device sends in a collective over a group of `group` devices
-/// whose larger side (operand or result) has `bytes` bytes, as
-/// `--tessel-comm-report` counts them.
-double collectiveSentBytes(ReshardMoveKind kind, int64_t group, int64_t bytes);
+/// whose larger side (operand or result) has `bytes` bytes. The comm report
+/// and the reshard planner both count with it.
+double collectiveSentBytes(CollectiveTraffic traffic, int64_t group,
+                           int64_t bytes);
 
 /// "[{x}, {}]"-style text of a layout with axis `names`, for diagnostics.
 std::string formatAxisDims(const AxisDims &dims,
