@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Differential fuzzing of --tessel-partition (and --tessel-optimize-
-# collectives) over many random programs; the suite runs 2 x 40.
+# collectives) over many random programs, then N random reshards (one
+# value moved between two random layouts); the suite runs 2 x 40 and 150.
 # Usage: bench/fuzz/run-partition.sh [N] [SEEDS...]
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -21,5 +22,7 @@ for seed in "${SEEDS[@]}"; do
     --random "$N" --seed "$seed" | tail -1 || status=1
   python3 "$ROOT/test/partition/check_partition.py" --bin "$ROOT/build/bin" \
     --random "$N" --seed "$seed" --optimize | tail -1 || status=1
+  python3 "$ROOT/test/partition/check_partition.py" --bin "$ROOT/build/bin" \
+    --reshards "$N" --seed "$seed" | tail -1 || status=1
 done
 exit $status

@@ -103,10 +103,12 @@ private:
       n *= p.axisSizes[a];
     return n;
   }
-  int64_t bytes(const AxisDims &dims) const {
+  /// The local block's bytes; dimension `resized`, if any, has `extent`.
+  int64_t bytes(const AxisDims &dims, int64_t resized = -1,
+                int64_t extent = 0) const {
     int64_t n = p.elementBytes;
     for (auto [d, axes] : llvm::enumerate(dims))
-      n *= localSize(p.shape[d], size(axes));
+      n *= int64_t(d) == resized ? extent : localSize(p.shape[d], size(axes));
     return n;
   }
   bool used(const AxisDims &dims, int a) const {
@@ -209,8 +211,7 @@ void Planner::allToAlls(int64_t node) {
         m.after[j].append(moved.begin(), moved.end());
         // The exchanged block: `j` padded to n pieces.
         int64_t chunk = localSize(p.shape[j], size(dims[j]) * n);
-        int64_t sent = bytes(dims) / localSize(p.shape[j], size(dims[j])) *
-                       chunk * n;
+        int64_t sent = bytes(dims, j, chunk * n);
         m.sentBytes = collectiveSentBytes(trafficOf(m.kind), n, sent);
         relax(node, std::move(m), sent);
       }

@@ -181,4 +181,16 @@ TEST(ReshardPlan, NeverCostsMoreThanGatheringEverything) {
   }
 }
 
+TEST(ReshardPlan, ZeroSizeDimensionSendsNothing) {
+  // 4x0x12 on y=2, x=2: every block is empty, so any layout costs nothing
+  // (the all-to-all's size once divided by the empty dimension's extent).
+  ReshardPlan plan = planReshard(
+      problem({4, 0, 12}, {2, 2}, {{}, {Y}, {}}, {{Y}, {}, {X}}));
+  EXPECT_DOUBLE_EQ(plan.sentBytes, 0);
+  AxisDims reached = {{}, {Y}, {}};
+  for (const ReshardMove &m : plan.moves)
+    reached = m.after;
+  EXPECT_EQ(reached, (AxisDims{{Y}, {}, {X}}));
+}
+
 } // namespace
