@@ -2,7 +2,7 @@
 
 #include "tessel/dialects/tessel/TesselOps.h"
 #include "tessel/passes/Passes.h"
-#include "tessel/sharding/ReshardPlan.h"
+#include "tessel/sharding/Traffic.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Format.h"
@@ -31,12 +31,6 @@ struct Entry {
   double sent = 0;
 };
 
-int64_t bytesOf(Type t) {
-  auto tensor = cast<RankedTensorType>(t);
-  int64_t bits = tensor.getElementTypeBitWidth();
-  return tensor.getNumElements() * std::max<int64_t>(1, bits / 8);
-}
-
 struct TesselCommReportPass
     : mlir::tessel::impl::TesselCommReportPassBase<TesselCommReportPass> {
   using TesselCommReportPassBase::TesselCommReportPassBase;
@@ -54,9 +48,9 @@ struct TesselCommReportPass
       if (!mesh)
         continue;
       std::vector<Entry> entries;
-      func.walk([&](Operation *op) {
-        auto axesAttr = op->getAttrOfType<ArrayAttr>("axes");
-        if (!axesAttr || isa<AxisIndexOp, RecvOp>(op))
+      func.walk([&](CollectiveOpInterface op) {
+        CollectiveTraffic traffic = op.getTraffic();
+        if (traffic == CollectiveTraffic::None)
           return;
         Entry e;
         e.op = op->getName().stripDialect().str();
@@ -65,7 +59,7 @@ struct TesselCommReportPass
                        static_cast<CollectiveKind>(k.getInt()))
                        .str();
         e.axes = "[";
-        for (auto [i, a] : llvm::enumerate(axesAttr)) {
+        for (auto [i, a] : llvm::enumerate(op.getAxes())) {
           StringRef name = cast<StringAttr>(a).getValue();
           e.axisNames.push_back(name.str());
           e.axes += (i ? ", \"" : "\"") + name.str() + "\"";
@@ -73,17 +67,10 @@ struct TesselCommReportPass
         }
         e.axes += "]";
         e.loc = locationString(op->getLoc());
-        Type in = op->getOperand(0).getType();
-        Type out = op->getNumResults() ? op->getResult(0).getType() : in;
-        e.elements = cast<RankedTensorType>(in).getNumElements();
-        e.bytes = std::max(bytesOf(in), bytesOf(out));
-        using ::tessel::sharding::CollectiveTraffic;
-        CollectiveTraffic traffic =
-            isa<AllReduceOp>(op) ? CollectiveTraffic::AllReduce
-            : isa<AllGatherOp, ReduceScatterOp, AllToAllOp>(op)
-                ? CollectiveTraffic::Exchange
-                : CollectiveTraffic::Whole; // collective_permute, send
-        e.sent = ::tessel::sharding::collectiveSentBytes(traffic, e.group,
+        e.elements =
+            cast<RankedTensorType>(op->getOperand(0).getType()).getNumElements();
+        e.bytes = op.getTrafficBytes();
+        e.sent = collectiveSentBytes(traffic, e.group,
                                                          e.bytes);
         entries.push_back(e);
       });

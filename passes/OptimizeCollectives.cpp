@@ -24,43 +24,6 @@ RankedTensorType typeOf(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-/// `gather(%src, iota(L) + axis_index(A) * L, axis = d)`: this device's
-/// block of size L of %src along d, over axes A (what the reshard planner
-/// emits for an added axis).
-struct OwnBlock {
-  Value source;
-  int64_t dim, size;
-  FlatSymbolRefAttr mesh;
-  ArrayAttr axes;
-};
-
-std::optional<int64_t> splatInt(Value v) {
-  DenseIntElementsAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat())
-    return std::nullopt;
-  return attr.getSplatValue<APInt>().getSExtValue();
-}
-
-std::optional<OwnBlock> matchBlock(GatherOp g) {
-  auto add = g.getIndices().getDefiningOp<AddOp>();
-  if (!add || typeOf(g.getIndices()).getRank() != 1)
-    return std::nullopt;
-  auto iota = add.getLhs().getDefiningOp<IotaOp>();
-  auto bcast = add.getRhs().getDefiningOp<BroadcastInDimOp>();
-  if (!iota || !bcast)
-    return std::nullopt;
-  auto mul = bcast.getInput().getDefiningOp<MulOp>();
-  if (!mul)
-    return std::nullopt;
-  auto index = mul.getLhs().getDefiningOp<AxisIndexOp>();
-  std::optional<int64_t> size = splatInt(mul.getRhs());
-  int64_t L = typeOf(g.getIndices()).getDimSize(0);
-  if (!index || !size || *size != L)
-    return std::nullopt;
-  return OwnBlock{g.getTable(), static_cast<int64_t>(g.getAxis()), L,
-               index.getMeshAttr(), index.getAxes()};
-}
-
 struct TesselOptimizeCollectivesPass
     : tessel::impl::TesselOptimizeCollectivesPassBase<
           TesselOptimizeCollectivesPass> {
@@ -76,45 +39,33 @@ struct TesselOptimizeCollectivesPass
     }
   }
 
-  /// all_gather + own block -> operand; all_reduce + own block ->
-  /// reduce_scatter.
+  /// all_gather + shard_slice of the same group and dimension -> the
+  /// gather's operand; all_reduce + shard_slice -> reduce_scatter.
   void foldBlocks(func::FuncOp func) {
-    SmallVector<GatherOp> gathers;
-    func.walk([&](GatherOp g) { gathers.push_back(g); });
-    for (GatherOp g : gathers) {
-      std::optional<OwnBlock> block = matchBlock(g);
-      if (!block)
-        continue;
-      Operation *def = block->source.getDefiningOp();
+    SmallVector<ShardSliceOp> slices;
+    func.walk([&](ShardSliceOp s) { slices.push_back(s); });
+    for (ShardSliceOp s : slices) {
+      Operation *def = s.getInput().getDefiningOp();
+      auto sameGroup = [&](CollectiveOpInterface c) {
+        return c.getMeshAttr() == s.getMeshAttr() && c.getAxes() == s.getAxes();
+      };
       if (auto ag = dyn_cast_or_null<AllGatherOp>(def)) {
-        if (ag.getMeshAttr() == block->mesh && ag.getAxes() == block->axes &&
-            static_cast<int64_t>(ag.getDim()) == block->dim &&
-            typeOf(ag.getInput()).getDimSize(block->dim) == block->size &&
-            ag.getInput().getType() == g.getType()) {
-          g.getResult().replaceAllUsesWith(ag.getInput());
-          g.erase();
+        if (sameGroup(ag) && ag.getDim() == s.getDim() &&
+            ag.getInput().getType() == s.getType()) {
+          s.getResult().replaceAllUsesWith(ag.getInput());
+          s.erase();
         }
         continue;
       }
       auto ar = dyn_cast_or_null<AllReduceOp>(def);
-      if (!ar || !ar->hasOneUse() || ar.getMeshAttr() != block->mesh ||
-          ar.getAxes() != block->axes)
+      if (!ar || !ar->hasOneUse() || !sameGroup(ar))
         continue;
-      RankedTensorType in = typeOf(ar.getInput());
-      int64_t n = in.getDimSize(block->dim) / block->size;
-      int64_t group = 1;
-      MeshOp mesh = lookupMesh(func, ar.getMeshAttr());
-      for (Attribute a : ar.getAxes())
-        group *= mesh.getAxisSize(cast<StringAttr>(a).getValue());
-      if (n != group || in.getDimSize(block->dim) % group != 0)
-        continue;
-      OpBuilder b(g);
+      OpBuilder b(s);
       Value rs = ReduceScatterOp::create(
-          b, g.getLoc(), g.getType(), ar.getKind(), ar.getInput(),
-          ar.getMeshAttr().getValue(), ar.getAxes(),
-          static_cast<uint64_t>(block->dim));
-      g.getResult().replaceAllUsesWith(rs);
-      g.erase();
+          b, s.getLoc(), s.getType(), ar.getKind(), ar.getInput(),
+          ar.getMeshAttr().getValue(), ar.getAxes(), s.getDim());
+      s.getResult().replaceAllUsesWith(rs);
+      s.erase();
       ar.erase();
     }
   }
@@ -201,10 +152,9 @@ struct TesselOptimizeCollectivesPass
   void removeDead(func::FuncOp func) {
     mlir::Block &body = func.getBody().front();
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body))) {
-      bool unusedCollective =
-          isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
-              CollectivePermuteOp>(op) &&
-          op.use_empty();
+      auto collective = dyn_cast<CollectiveOpInterface>(op);
+      bool unusedCollective = collective && !collective.isPointToPoint() &&
+                              op.getNumResults() && op.use_empty();
       if (unusedCollective || isOpTriviallyDead(&op))
         op.erase();
     }

@@ -425,6 +425,30 @@ LogicalResult AxisIndexOp::verifySymbolUses(SymbolTableCollection &) {
   return verifyCollectiveAxes(*this, getMeshAttr(), getAxes());
 }
 
+LogicalResult ShardSliceOp::verifySymbolUses(SymbolTableCollection &) {
+  FailureOr<int64_t> n = verifyCollectiveAxes(*this, getMeshAttr(), getAxes());
+  if (failed(n))
+    return failure();
+  auto input = getInput().getType();
+  if (failed(verifyDimIndex(*this, "dim", getDim(), input.getRank())))
+    return failure();
+  return verifyScaledShape(*this, input, getResult().getType(), {},
+                           {{getDim(), *n}});
+}
+
+int64_t mlir::tessel::collectiveTrafficBytes(Operation *op) {
+  auto bytes = [](Type t) -> int64_t {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor)
+      return 0;
+    int64_t bits = tensor.getElementTypeBitWidth();
+    return tensor.getNumElements() * std::max<int64_t>(1, bits / 8);
+  };
+  int64_t in = op->getNumOperands() ? bytes(op->getOperand(0).getType()) : 0;
+  int64_t out = op->getNumResults() ? bytes(op->getResult(0).getType()) : 0;
+  return std::max(in, out);
+}
+
 //===----------------------------------------------------------------------===//
 // Index ranges
 //===----------------------------------------------------------------------===//

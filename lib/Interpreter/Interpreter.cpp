@@ -533,6 +533,15 @@ llvm::Expected<HostTensor> Evaluator::evalCollective(Operation *op) {
           return opError(op, llvm::toString(value.takeError()));
         return std::move(*value);
       })
+      .Case([&](ShardSliceOp o) -> llvm::Expected<HostTensor> {
+        const HostTensor &x = in(o.getInput());
+        int64_t dim = o.getDim(), g = myIndex(o.getAxes());
+        int64_t piece = x.shape[dim] / int64_t(group->ranks.size());
+        Shape start(x.rank(), 0), limit(x.shape), strides(x.rank(), 1);
+        start[dim] = g * piece;
+        limit[dim] = (g + 1) * piece;
+        return slice(x, start, limit, strides);
+      })
       .Case([&](AxisIndexOp o) -> llvm::Expected<HostTensor> {
         llvm::Expected<DType> dt = dtypeOf(o.getType());
         if (!dt)

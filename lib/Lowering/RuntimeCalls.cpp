@@ -403,23 +403,57 @@ struct RecvLowering : OpRewritePattern<RecvOp> {
   }
 };
 
+/// The executing device's group index over a collective's axes (i64), from
+/// tessel_rt_axis_index.
+FailureOr<Value> emitAxisIndex(PatternRewriter &rw, Operation *op) {
+  FailureOr<int64_t> group = commGroupOf(op);
+  if (failed(group))
+    return failure();
+  Type i64 = rw.getI64Type();
+  FlatSymbolRefAttr callee =
+      declareRuntime(rw, op, "tessel_rt_axis_index", {i64}, {i64});
+  Location loc = op->getLoc();
+  return func::CallOp::create(rw, loc, callee, TypeRange{i64},
+                              ValueRange{i64Const(rw, loc, *group)})
+      .getResult(0);
+}
+
 struct AxisIndexLowering : OpRewritePattern<AxisIndexOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AxisIndexOp op,
                                 PatternRewriter &rw) const override {
     Location loc = op.getLoc();
-    FailureOr<int64_t> group = commGroupOf(op);
-    if (failed(group))
+    FailureOr<Value> idx = emitAxisIndex(rw, op);
+    if (failed(idx))
       return failure();
-    Type i64 = rw.getI64Type();
-    FlatSymbolRefAttr callee =
-        declareRuntime(rw, op, "tessel_rt_axis_index", {i64}, {i64});
-    Value idx = func::CallOp::create(rw, loc, callee, TypeRange{i64},
-                                     ValueRange{i64Const(rw, loc, *group)})
-                    .getResult(0);
     auto type = cast<RankedTensorType>(op.getResult().getType());
-    Value scalar = castScalar(rw, loc, idx, type.getElementType());
+    Value scalar = castScalar(rw, loc, *idx, type.getElementType());
     rw.replaceOpWithNewOp<tensor::FromElementsOp>(op, type, ValueRange{scalar});
+    return success();
+  }
+};
+
+/// shard_slice -> tensor.extract_slice at offset group index * block.
+struct ShardSliceLowering : OpRewritePattern<ShardSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ShardSliceOp op,
+                                PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    FailureOr<Value> idx = emitAxisIndex(rw, op);
+    if (failed(idx))
+      return failure();
+    RankedTensorType type = op.getType();
+    int64_t dim = op.getDim();
+    Value block = i64Const(rw, loc, type.getDimSize(dim));
+    Value offset = arith::IndexCastOp::create(
+        rw, loc, rw.getIndexType(), arith::MulIOp::create(rw, loc, *idx, block));
+    SmallVector<OpFoldResult> offsets(type.getRank(), rw.getIndexAttr(0)),
+        sizes, strides(type.getRank(), rw.getIndexAttr(1));
+    offsets[dim] = offset;
+    for (int64_t d : type.getShape())
+      sizes.push_back(rw.getIndexAttr(d));
+    rw.replaceOpWithNewOp<tensor::ExtractSliceOp>(op, type, op.getInput(),
+                                                  offsets, sizes, strides);
     return success();
   }
 };
@@ -445,7 +479,8 @@ struct RegionLowering : OpRewritePattern<RegionOp> {
 static void populateCommunicationPatterns(RewritePatternSet &patterns) {
   patterns.add<AllReduceLowering, AllGatherLowering, ReduceScatterLowering,
                AllToAllLowering, CollectivePermuteLowering, SendLowering,
-               RecvLowering, AxisIndexLowering, RegionLowering>(
+               RecvLowering, AxisIndexLowering, ShardSliceLowering,
+               RegionLowering>(
       patterns.getContext());
 }
 

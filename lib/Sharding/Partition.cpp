@@ -499,9 +499,7 @@ LogicalResult mlir::tessel::partitionModule(ModuleOp module,
       for (Type t : op->getResultTypes())
         if (!isa<RankedTensorType>(t))
           return op->emitError() << "cannot partition a non-tensor result";
-      if (isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
-              CollectivePermuteOp, SendOp, RecvOp, AxisIndexOp,
-              func::CallOp>(op))
+      if (isa<CollectiveOpInterface, func::CallOp>(op))
         return op->emitError() << "'" << op->getName()
                                << "' cannot appear in a global program being "
                                   "partitioned"

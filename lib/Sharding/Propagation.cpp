@@ -255,8 +255,7 @@ LogicalResult Propagator::checkOp(Operation *op) {
   if (isa<func::CallOp>(op))
     return op->emitError() << "tessel-propagate does not cross function "
                               "calls; inline them first (--inline)";
-  if (isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
-          CollectivePermuteOp, RecvOp, AxisIndexOp>(op))
+  if (isa<CollectiveOpInterface>(op))
     return op->emitError() << "'" << op->getName()
                            << "' is a per-device collective; propagation "
                               "runs on global programs, before partitioning";

@@ -40,20 +40,6 @@ Value Resharder::axisIndex(Location loc, ArrayRef<StringAttr> axes,
                            index);
 }
 
-Value Resharder::sliceBlock(Location loc, Value local, int64_t dim,
-                            Value block, int64_t size) {
-  auto i32 = [&](ArrayRef<int64_t> shape) {
-    return RankedTensorType::get(shape, b.getI32Type());
-  };
-  Value iota = IotaOp::create(b, loc, i32({size}), int64_t(0));
-  Value scaled = MulOp::create(b, loc, block, constant(loc, i32({}), size));
-  Value offset =
-      BroadcastInDimOp::create(b, loc, i32({size}), scaled,
-                               ArrayRef<int64_t>{});
-  Value indices = AddOp::create(b, loc, iota, offset);
-  return GatherOp::create(b, loc, local, indices, dim);
-}
-
 Value Resharder::globalPositions(Location loc, Value local, int64_t dim,
                                  ArrayRef<StringAttr> axes) {
   RankedTensorType type = typeOf(local);
@@ -155,6 +141,14 @@ static Value sliceTo(OpBuilder &b, Location loc, Value local, int64_t dim,
   return SliceOp::create(b, loc, local, start, shape, strides);
 }
 
+Value Resharder::padTo(Location loc, Value local, int64_t dim, int64_t size) {
+  SmallVector<int64_t> low(typeOf(local).getRank(), 0), high(low);
+  high[dim] = size - typeOf(local).getDimSize(dim);
+  if (high[dim] <= 0)
+    return local;
+  return PadOp::create(b, loc, local, low, high, llvm::APFloat(0.0));
+}
+
 Value Resharder::emitMove(Location loc, Value local,
                           const sharding::ReshardMove &m,
                           RankedTensorType global) {
@@ -175,11 +169,7 @@ Value Resharder::emitMove(Location loc, Value local,
     return sliceTo(b, loc, local, m.dim, sizeAfter(m.dim));
   case Kind::AllToAll: {
     int64_t chunk = sizeAfter(m.toDim);
-    if (shape[m.toDim] < chunk * n) { // pad the split dimension to n pieces
-      SmallVector<int64_t> low(shape.size(), 0), high(shape.size(), 0);
-      high[m.toDim] = chunk * n - shape[m.toDim];
-      local = PadOp::create(b, loc, local, low, high, llvm::APFloat(0.0));
-    }
+    local = padTo(loc, local, m.toDim, chunk * n); // n pieces
     shape[m.toDim] = chunk;
     shape[m.dim] *= n;
     local = AllToAllOp::create(b, loc, typeOf(local).clone(shape), local,
@@ -192,8 +182,12 @@ Value Resharder::emitMove(Location loc, Value local,
                                        mesh.ref(), axesAttr(b, axes),
                                        b.getDenseI64ArrayAttr(m.pairs));
   case Kind::Slice:
-    return sliceBlock(loc, local, m.dim, axisIndex(loc, axes),
-                      sizeAfter(m.dim));
+    // Uneven: the last blocks are partly or wholly padding (zeros).
+    local = padTo(loc, local, m.dim, sizeAfter(m.dim) * n);
+    shape[m.dim] = sizeAfter(m.dim);
+    return ShardSliceOp::create(b, loc, typeOf(local).clone(shape), local,
+                                mesh.name(), axesAttr(b, axes),
+                                uint64_t(m.dim));
   }
   llvm_unreachable("unknown reshard move");
 }

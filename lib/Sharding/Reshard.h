@@ -39,12 +39,10 @@ public:
 
   /// A 0-d tensor (i32, or `elementType`): this device's group index over
   /// `axes`.
+  /// `local` padded with zeros at the end of `dim` to `size`, if shorter.
+  Value padTo(Location loc, Value local, int64_t dim, int64_t size);
   Value axisIndex(Location loc, ArrayRef<StringAttr> axes,
                   Type elementType = {});
-  /// `local` restricted along `dim` to block `block` (an i32 scalar) of size
-  /// `size`; positions past the end read as zero.
-  Value sliceBlock(Location loc, Value local, int64_t dim, Value block,
-                   int64_t size);
   /// The global index of each position along `dim` (i32 tensor of `local`'s
   /// shape), for a dimension split over `axes`.
   Value globalPositions(Location loc, Value local, int64_t dim,

@@ -28,22 +28,6 @@ bool tessel::sharding::blocksNest(int64_t size, int64_t outer, int64_t inner) {
          localSize(size, outer) == inner * localSize(size, outer * inner);
 }
 
-double tessel::sharding::collectiveSentBytes(CollectiveTraffic traffic,
-                                             int64_t group, int64_t bytes) {
-  double fraction = double(group - 1) / double(group);
-  switch (traffic) {
-  case CollectiveTraffic::AllReduce:
-    return 2 * fraction * double(bytes);
-  case CollectiveTraffic::Exchange:
-    return fraction * double(bytes);
-  case CollectiveTraffic::Whole:
-    return double(bytes);
-  case CollectiveTraffic::None:
-    return 0;
-  }
-  return 0;
-}
-
 /// How the planner's moves are counted.
 static CollectiveTraffic trafficOf(ReshardMoveKind kind) {
   switch (kind) {

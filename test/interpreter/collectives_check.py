@@ -213,6 +213,13 @@ def main():
                               "  %%r = tessel.collective_permute %%x on @m "
                               "%s, pairs = [%s] : T_IN" % (alist, text),
                               [2, cols], [mesh.names, []], per))
+            per = []
+            for d in range(mesh.n):
+                g, w = mesh.index(d, axes), cols // n
+                per.append(local[d][:, g * w:(g + 1) * w])
+            tests.append(("shard_slice", "  %%r = tessel.shard_slice %%x on "
+                          "@m %s, dim = 1 : (T_IN) -> T_OUT" % alist,
+                          [2, cols // n], [mesh.names, []], per))
             per = [np.array([mesh.index(d, axes)], dtype=np.int32)
                    for d in range(mesh.n)]
             tests.append(("axis_index", "  %%i = tessel.axis_index on @m %s :"

@@ -119,3 +119,21 @@ func.func @p2p(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<i32>) {
 // CHECK:       func.func private @__tessel_call_tessel_rt_recv_f32() -> tensor<4x8xf32>
 // CHECK:         arith.constant dense<[6, 0, 0, 2, 4, 8, 4, 8, 0, 3, 0]> : tensor<11xi64>
 // CHECK:         call @tessel_rt_recv_f32
+
+// -----
+
+tessel.mesh @mesh ["pp"=2, "dp"=2]
+
+// Tests that shard_slice takes rows [g*2, g*2+2) of this device's tensor,
+// g its group index over dp (group 0 here): an extract_slice at a dynamic
+// offset, no communication.
+func.func @shard_slice(%x: tensor<4x8xf32>) -> tensor<2x8xf32> {
+  %s = tessel.shard_slice %x on @mesh ["dp"], dim = 0 : (tensor<4x8xf32>) -> tensor<2x8xf32>
+  return %s : tensor<2x8xf32>
+}
+// CHECK-LABEL: func.func @shard_slice
+// CHECK:         %[[G:.*]] = call @tessel_rt_axis_index(%{{.*}}) : (i64) -> i64
+// CHECK:         %[[OFF:.*]] = arith.muli %[[G]], %{{.*}} : i64
+// CHECK:         %[[I:.*]] = arith.index_cast %[[OFF]] : i64 to index
+// CHECK:         tensor.extract_slice %{{.*}}[%[[I]], 0] [2, 8] [1, 1] : tensor<4x8xf32> to tensor<2x8xf32>
+// CHECK-NOT:     tessel_rt_collective

@@ -7,19 +7,33 @@ tessel.mesh @mesh ["dp"=2, "tp"=4]
 // same axes becomes a reduce-scatter.
 // CHECK-LABEL: func.func @all_reduce_then_block
 // CHECK-NOT: tessel.all_reduce
-// CHECK-NOT: tessel.axis_index
-// CHECK: %[[R:.*]] = tessel.reduce_scatter sum %{{.*}} on @mesh ["tp"], dim = 0 : (tensor<8x4xf32>) -> tensor<2x4xf32>
+// CHECK-NOT: tessel.shard_slice
+// CHECK: %[[R:.*]] = tessel.reduce_scatter sum %{{.*}} on @mesh ["tp"], dim = 1 : (tensor<8x4xf32>) -> tensor<8x1xf32>
 // CHECK-NEXT: return %[[R]]
-func.func @all_reduce_then_block(%x: tensor<8x4xf32>) -> tensor<2x4xf32> attributes {tessel.spmd = @mesh} {
+func.func @all_reduce_then_block(%x: tensor<8x4xf32>) -> tensor<8x1xf32> attributes {tessel.spmd = @mesh} {
   %r = tessel.all_reduce sum %x on @mesh ["tp"] : tensor<8x4xf32>
-  %i = tessel.axis_index on @mesh ["tp"] : tensor<i32>
-  %iota = tessel.iota dim = 0 : tensor<2xi32>
-  %two = tessel.constant dense<2> : tensor<i32>
-  %m = tessel.mul %i, %two : tensor<i32>
-  %b = tessel.broadcast_in_dim %m, dims = [] : (tensor<i32>) -> tensor<2xi32>
-  %idx = tessel.add %iota, %b : tensor<2xi32>
-  %s = tessel.gather %r[%idx], axis = 0 : (tensor<8x4xf32>, tensor<2xi32>) -> tensor<2x4xf32>
-  return %s : tensor<2x4xf32>
+  %s = tessel.shard_slice %r on @mesh ["tp"], dim = 1 : (tensor<8x4xf32>) -> tensor<8x1xf32>
+  return %s : tensor<8x1xf32>
+}
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+
+// Tests that nothing folds when the block is over other axes, or the
+// all-reduce has another use.
+// CHECK-LABEL: func.func @block_over_other_axes
+// CHECK: tessel.all_reduce sum %arg0 on @mesh ["tp"]
+// CHECK: tessel.shard_slice %{{.*}} on @mesh ["dp"], dim = 0
+// CHECK: tessel.all_reduce sum %arg0 on @mesh ["dp"]
+// CHECK: tessel.shard_slice %{{.*}} on @mesh ["dp"], dim = 0
+// CHECK-NOT: reduce_scatter
+func.func @block_over_other_axes(%x: tensor<8x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<8x4xf32>) attributes {tessel.spmd = @mesh} {
+  %r = tessel.all_reduce sum %x on @mesh ["tp"] : tensor<8x4xf32>
+  %s = tessel.shard_slice %r on @mesh ["dp"], dim = 0 : (tensor<8x4xf32>) -> tensor<4x4xf32>
+  %r2 = tessel.all_reduce sum %x on @mesh ["dp"] : tensor<8x4xf32>
+  %s2 = tessel.shard_slice %r2 on @mesh ["dp"], dim = 0 : (tensor<8x4xf32>) -> tensor<4x4xf32>
+  return %s, %s2, %r2 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<8x4xf32>
 }
 
 // -----
@@ -30,18 +44,27 @@ tessel.mesh @mesh ["dp"=2, "tp"=4]
 // the collectives left unused are removed.
 // CHECK-LABEL: func.func @gather_then_block
 // CHECK-NOT: tessel.all_gather
-// CHECK-NOT: tessel.axis_index
+// CHECK-NOT: tessel.shard_slice
 // CHECK: return %arg0
 func.func @gather_then_block(%x: tensor<2x4xf32>) -> tensor<2x4xf32> attributes {tessel.spmd = @mesh} {
   %g = tessel.all_gather %x on @mesh ["tp"], dim = 0 : (tensor<2x4xf32>) -> tensor<8x4xf32>
-  %i = tessel.axis_index on @mesh ["tp"] : tensor<i32>
-  %iota = tessel.iota dim = 0 : tensor<2xi32>
-  %two = tessel.constant dense<2> : tensor<i32>
-  %m = tessel.mul %i, %two : tensor<i32>
-  %b = tessel.broadcast_in_dim %m, dims = [] : (tensor<i32>) -> tensor<2xi32>
-  %idx = tessel.add %iota, %b : tensor<2xi32>
-  %s = tessel.gather %g[%idx], axis = 0 : (tensor<8x4xf32>, tensor<2xi32>) -> tensor<2x4xf32>
+  %s = tessel.shard_slice %g on @mesh ["tp"], dim = 0 : (tensor<8x4xf32>) -> tensor<2x4xf32>
   return %s : tensor<2x4xf32>
+}
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+
+// Tests that an all-gather and a block along another dimension do not
+// cancel.
+// CHECK-LABEL: func.func @gather_then_other_block
+// CHECK: tessel.all_gather
+// CHECK: tessel.shard_slice
+func.func @gather_then_other_block(%x: tensor<2x4xf32>) -> tensor<8x1xf32> attributes {tessel.spmd = @mesh} {
+  %g = tessel.all_gather %x on @mesh ["tp"], dim = 0 : (tensor<2x4xf32>) -> tensor<8x4xf32>
+  %s = tessel.shard_slice %g on @mesh ["tp"], dim = 1 : (tensor<8x4xf32>) -> tensor<8x1xf32>
+  return %s : tensor<8x1xf32>
 }
 
 // -----

@@ -24,11 +24,25 @@ func.func @drop_axis(%x: tensor<8x16xf32> {tessel.sharding = #tessel.sharding<@m
 
 tessel.mesh @mesh ["dp"=2, "tp"=4]
 
-// Tests that an added axis is a local slice at axis_index: no communication.
+// Tests that an uneven added axis pads the dimension to a whole number of
+// blocks first (5 rows in blocks of 3; the padding is zeros).
+// CHECK-LABEL: func.func @add_axis_uneven
+// CHECK: %[[P:.*]] = tessel.pad %arg0
+// CHECK-SAME: -> tensor<6x16xf32>
+// CHECK: tessel.shard_slice %[[P]] on @mesh ["dp"], dim = 0 : (tensor<6x16xf32>) -> tensor<3x16xf32>
+func.func @add_axis_uneven(%x: tensor<5x16xf32> {tessel.sharding = #tessel.sharding<@mesh, [{}, {}]>})
+    -> (tensor<5x16xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp"}, {}]>}) {
+  return %x : tensor<5x16xf32>
+}
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+
+// Tests that an added axis is a local slice: no communication.
 // CHECK-LABEL: func.func @add_axis
 // CHECK-NOT: tessel.all_
-// CHECK: %[[I:.*]] = tessel.axis_index on @mesh ["dp"] : tensor<i32>
-// CHECK: tessel.gather %{{.*}}[%{{.*}}], axis = 0 : (tensor<8x16xf32>, tensor<4xi32>) -> tensor<4x16xf32>
+// CHECK: tessel.shard_slice %arg0 on @mesh ["dp"], dim = 0 : (tensor<8x16xf32>) -> tensor<4x16xf32>
 // CHECK-NOT: tessel.all_
 // CHECK: return
 func.func @add_axis(%x: tensor<8x16xf32> {tessel.sharding = #tessel.sharding<@mesh, [{}, {}]>})

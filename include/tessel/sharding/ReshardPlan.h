@@ -18,6 +18,8 @@
 #ifndef TESSEL_SHARDING_RESHARDPLAN_H
 #define TESSEL_SHARDING_RESHARDPLAN_H
 
+#include "tessel/sharding/Traffic.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -25,6 +27,9 @@
 #include <string>
 
 namespace tessel::sharding {
+
+using ::mlir::tessel::CollectiveTraffic;
+using ::mlir::tessel::collectiveSentBytes;
 
 /// Per tensor dimension, the mesh axes (indices) splitting it, major first.
 using AxisDims = llvm::SmallVector<llvm::SmallVector<int, 2>, 4>;
@@ -83,17 +88,6 @@ bool blocksNest(int64_t size, int64_t outer, int64_t inner);
 /// The cheapest plan from `p.from` to `p.to` (no partial axes: resolve them
 /// first). Never fails: gathering every axis then slicing is always valid.
 ReshardPlan planReshard(const ReshardProblem &p);
-
-/// How a collective's traffic is counted (ring algorithms): an all-reduce
-/// sends (n-1)/n of its tensor twice, an all-gather, reduce-scatter or
-/// all-to-all once, a collective-permute or send the whole tensor.
-enum class CollectiveTraffic { AllReduce, Exchange, Whole, None };
-
-/// Bytes one device sends in a collective over a group of `group` devices
-/// whose larger side (operand or result) has `bytes` bytes. The comm report
-/// and the reshard planner both count with it.
-double collectiveSentBytes(CollectiveTraffic traffic, int64_t group,
-                           int64_t bytes);
 
 /// "[{x}, {}]"-style text of a layout with axis `names`, for diagnostics.
 std::string formatAxisDims(const AxisDims &dims,

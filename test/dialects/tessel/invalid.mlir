@@ -760,6 +760,30 @@ func.func @f(%a: tensor<4xf32>) {
   return
 }
 // -----
+// Tests: shard_slice's dim is a dimension.
+tessel.mesh @mesh ["dp"=2, "tp"=2]
+func.func @f(%a: tensor<4xf32>) {
+  // expected-error@+1 {{'tessel.shard_slice' op dim 1 is not a dimension of a rank-1 tensor}}
+  %0 = tessel.shard_slice %a on @mesh ["tp"], dim = 1 : (tensor<4xf32>) -> tensor<2xf32>
+  return
+}
+// -----
+// Tests: shard_slice's dimension divides by the group size.
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+func.func @f(%a: tensor<6xf32>) {
+  // expected-error@+1 {{'tessel.shard_slice' op dimension 0 of the operand (size 6) is not divisible by the group size 4}}
+  %0 = tessel.shard_slice %a on @mesh ["tp"], dim = 0 : (tensor<6xf32>) -> tensor<2xf32>
+  return
+}
+// -----
+// Tests: shard_slice's result is one block.
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+func.func @f(%a: tensor<8x3xf32>) {
+  // expected-error@+1 {{'tessel.shard_slice' op result type 'tensor<4x3xf32>' should be 'tensor<1x3xf32>' for a group of this size}}
+  %0 = tessel.shard_slice %a on @mesh ["dp", "tp"], dim = 0 : (tensor<8x3xf32>) -> tensor<4x3xf32>
+  return
+}
+// -----
 // Tests: reduce_scatter's dim is a dimension.
 tessel.mesh @mesh ["dp"=2, "tp"=2]
 func.func @f(%a: tensor<4xf32>) {

@@ -229,6 +229,8 @@ func.func @collectives(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %3 = tessel.all_gather %2 on @mesh ["dp"], dim = 0 : (tensor<4x16xf32>) -> tensor<8x16xf32>
   // CHECK: tessel.reduce_scatter sum %{{.*}} on @mesh ["dp"], dim = 0 : (tensor<8x16xf32>) -> tensor<4x16xf32>
   %4 = tessel.reduce_scatter sum %3 on @mesh ["dp"], dim = 0 : (tensor<8x16xf32>) -> tensor<4x16xf32>
+  // CHECK: tessel.shard_slice %{{.*}} on @mesh ["tp"], dim = 1 : (tensor<8x16xf32>) -> tensor<8x4xf32>
+  %s = tessel.shard_slice %3 on @mesh ["tp"], dim = 1 : (tensor<8x16xf32>) -> tensor<8x4xf32>
   // CHECK: tessel.all_to_all %{{.*}} on @mesh ["tp"], split_dim = 1, concat_dim = 0 : (tensor<4x16xf32>) -> tensor<16x4xf32>
   %5 = tessel.all_to_all %4 on @mesh ["tp"], split_dim = 1, concat_dim = 0 : (tensor<4x16xf32>) -> tensor<16x4xf32>
   // CHECK: tessel.all_to_all %{{.*}} on @mesh ["tp"], split_dim = 0, concat_dim = 1 : (tensor<16x4xf32>) -> tensor<4x16xf32>

@@ -15,9 +15,20 @@
 // coordinates on every other axis (a "group"). Within a group a device's
 // index is its row-major position over A in the listed order.
 
-class Tessel_CollectiveOp<string mnemonic, list<Trait> traits = []>
+// `traffic` names how the comm report counts the op's bytes (a
+// ::mlir::tessel::CollectiveTraffic); `pointToPoint` marks ops a peer
+// waits for. Both reach passes through CollectiveOpInterface.
+class Tessel_CollectiveOp<string mnemonic, list<Trait> traits = [],
+                          string traffic = "Whole", bit pointToPoint = 0>
     : Tessel_Op<mnemonic, !listconcat(traits,
-          [DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
+          [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+           Tessel_CollectiveOpInterface])> {
+  let extraClassDeclaration = [{
+    static constexpr ::mlir::tessel::CollectiveTraffic kTraffic =
+        ::mlir::tessel::CollectiveTraffic::}] # traffic # [{;
+    static constexpr bool kPointToPoint = }] #
+        !if(pointToPoint, "true", "false") # [{;
+  }];
   code commonConstraints = [{
       * the mesh exists, and `axes` is a non-empty list of its axes with no
         axis twice;
@@ -25,7 +36,7 @@ class Tessel_CollectiveOp<string mnemonic, list<Trait> traits = []>
 }
 
 def Tessel_AllReduceOp : Tessel_CollectiveOp<"all_reduce", [
-    SameOperandsAndResultType]> {
+    SameOperandsAndResultType], "AllReduce"> {
   let summary = "Reduces a tensor across a device group";
   let description = [{
     Every device of a group receives the elementwise `sum`, `max` or `min`
@@ -48,7 +59,7 @@ def Tessel_AllReduceOp : Tessel_CollectiveOp<"all_reduce", [
   }];
 }
 
-def Tessel_AllGatherOp : Tessel_CollectiveOp<"all_gather", [Pure]> {
+def Tessel_AllGatherOp : Tessel_CollectiveOp<"all_gather", [Pure], "Exchange"> {
   let summary = "Concatenates a tensor's pieces across a device group";
   let description = [{
     Every device of a group receives the group's operands concatenated along
@@ -74,7 +85,8 @@ def Tessel_AllGatherOp : Tessel_CollectiveOp<"all_gather", [Pure]> {
   }];
 }
 
-def Tessel_ReduceScatterOp : Tessel_CollectiveOp<"reduce_scatter"> {
+def Tessel_ReduceScatterOp : Tessel_CollectiveOp<"reduce_scatter", [],
+    "Exchange"> {
   let summary = "Reduces across a device group and keeps one piece";
   let description = [{
     The elementwise reduction of the group's operands is split into
@@ -102,7 +114,7 @@ def Tessel_ReduceScatterOp : Tessel_CollectiveOp<"reduce_scatter"> {
   }];
 }
 
-def Tessel_AllToAllOp : Tessel_CollectiveOp<"all_to_all"> {
+def Tessel_AllToAllOp : Tessel_CollectiveOp<"all_to_all", [], "Exchange"> {
   let summary = "Exchanges pieces of a tensor across a device group";
   let description = [{
     Each device splits its operand into group-size pieces along `split_dim`
@@ -163,7 +175,7 @@ def Tessel_CollectivePermuteOp : Tessel_CollectiveOp<"collective_permute", [
 }
 
 def Tessel_SendOp : Tessel_CollectiveOp<"send", [
-    MemoryEffects<[MemWrite]>]> {
+    MemoryEffects<[MemWrite]>], "Whole", /*pointToPoint=*/1> {
   let summary = "Sends a tensor to one device of the group";
   let description = [{
     Point-to-point transfer between pipeline stages: the executing device
@@ -190,7 +202,7 @@ def Tessel_SendOp : Tessel_CollectiveOp<"send", [
 }
 
 def Tessel_RecvOp : Tessel_CollectiveOp<"recv", [
-    MemoryEffects<[MemRead]>]> {
+    MemoryEffects<[MemRead]>], "None", /*pointToPoint=*/1> {
   let summary = "Receives a tensor from one device of the group";
   let description = [{
     Receives the operand of the `tessel.send` of the same `channel` executed
@@ -215,7 +227,7 @@ def Tessel_RecvOp : Tessel_CollectiveOp<"recv", [
   }];
 }
 
-def Tessel_AxisIndexOp : Tessel_CollectiveOp<"axis_index", [Pure]> {
+def Tessel_AxisIndexOp : Tessel_CollectiveOp<"axis_index", [Pure], "None"> {
   let summary = "The executing device's index within its group";
   let description = [{
     The row-major index of the executing device over `axes` (0-d tensor).
@@ -232,6 +244,37 @@ def Tessel_AxisIndexOp : Tessel_CollectiveOp<"axis_index", [Pure]> {
   let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes);
   let results = (outs Tessel_ScalarIntTensor:$result);
   let assemblyFormat = "`on` $mesh $axes attr-dict `:` type($result)";
+}
+
+def Tessel_ShardSliceOp : Tessel_CollectiveOp<"shard_slice", [Pure], "None"> {
+  let summary = "This device's block of a tensor along one dimension";
+  let description = [{
+    Splits the operand into group-size pieces along `dim` and keeps piece
+    `g`, the executing device's group index over `axes`; nothing is sent.
+    The partitioner emits it where a reshard adds mesh axes to a dimension,
+    and --tessel-optimize-collectives folds it into the collective that
+    produced its operand (all_gather + shard_slice of the same group and
+    dimension is the gather's operand; all_reduce + shard_slice is one
+    reduce_scatter).
+
+    ```mlir
+    %b = tessel.shard_slice %x on @mesh ["tp"], dim = 1
+        : (tensor<4x16xf32>) -> tensor<4x4xf32>
+    ```
+
+    Constraints:
+      * the mesh exists, and `axes` is a non-empty list of its axes with no
+        axis twice;
+      * `dim` is a dimension of the operand, divisible by the group size;
+      * the result is the operand with `dim` divided by the group size.
+  }];
+  let arguments = (ins Tessel_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$dim);
+  let results = (outs Tessel_Tensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh $axes `,` `dim` `=` $dim attr-dict `:`
+    functional-type($input, $result)
+  }];
 }
 
 def Tessel_RegionOp : Tessel_Op<"region"> {

@@ -59,4 +59,34 @@ def Tessel_VjpOpInterface : OpInterface<"VjpOpInterface"> {
   ];
 }
 
+def Tessel_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
+  let cppNamespace = "::mlir::tessel";
+  let description = [{
+    A per-device op over a group of mesh axes: the collectives, the
+    point-to-point send and receive, `axis_index` and `shard_slice`. Global
+    programs (propagation, partitioning) may not contain them; the comm
+    report counts each by its traffic; --tessel-optimize-collectives drops
+    those nobody uses (not point-to-point ones, whose peer waits). A new
+    collective declares it through `Tessel_CollectiveOp` in
+    TesselCollectiveOps.td, naming its traffic there.
+  }];
+  let methods = [
+    InterfaceMethod<"The mesh the group is drawn from.",
+      "::mlir::FlatSymbolRefAttr", "getMeshAttr", (ins),
+      [{ return $_op.getMeshAttr(); }]>,
+    InterfaceMethod<"The mesh axes of the group, in group-index order.",
+      "::mlir::ArrayAttr", "getAxes", (ins), [{ return $_op.getAxes(); }]>,
+    InterfaceMethod<"How the bytes it sends are counted.",
+      "::mlir::tessel::CollectiveTraffic", "getTraffic", (ins),
+      [{ return ConcreteOp::kTraffic; }]>,
+    InterfaceMethod<[{Whether a peer waits for it (send, receive): it stays
+                      even when its result is unused.}],
+      "bool", "isPointToPoint", (ins), [{ return ConcreteOp::kPointToPoint; }]>,
+    InterfaceMethod<[{Bytes of its larger side (first operand or result),
+                      the base its traffic is counted from.}],
+      "int64_t", "getTrafficBytes", (ins),
+      [{ return ::mlir::tessel::collectiveTrafficBytes($_op.getOperation()); }]>
+  ];
+}
+
 #endif // TESSEL_DIALECTS_TESSEL_TESSELINTERFACES_TD

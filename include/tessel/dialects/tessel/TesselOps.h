@@ -10,11 +10,16 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "tessel/dialects/tessel/TesselDialect.h"
+#include "tessel/sharding/Traffic.h"
 
 namespace mlir::tessel {
 /// The rule of an elementwise op: every dimension is one pass-through factor
 /// shared by every operand and result of the same rank.
 OpShardingRuleAttr elementwiseShardingRule(Operation *op);
+
+/// Bytes of a collective's larger side (first operand or first result; 0
+/// for neither), the base CollectiveOpInterface counts traffic from.
+int64_t collectiveTrafficBytes(Operation *op);
 } // namespace mlir::tessel
 
 #include "tessel/dialects/tessel/TesselInterfaces.h.inc"
