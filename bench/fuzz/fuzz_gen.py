@@ -272,8 +272,14 @@ class Gen:
         s = v[1][0]
         start, limit, strides, out = [], [], [], []
         for d in s:
-            if r.random() < 0.5:
+            u = r.random()
+            if u < 0.4:
                 a, b, st = 0, d, 1
+            elif u < 0.6:
+                # A small shift (a block's halo when the dimension is split).
+                a = min(d, r.randint(0, 2))
+                b = max(a, d - r.randint(0, 2))
+                st = 1
             else:
                 a = r.randint(0, d)
                 b = r.randint(a, d)

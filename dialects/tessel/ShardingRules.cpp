@@ -118,16 +118,21 @@ OpShardingRuleAttr TransposeOp::getShardingRule() {
   return b.build();
 }
 
-/// Shared by slice and pad: dimensions left whole pass through; changed
-/// ones need replication on the operand and are new on the result.
+/// Shared by slice and pad: dimensions left whole pass through; a shifted
+/// window (`shifted(d)`: a stride-1 slice, a pad) is a permutation factor
+/// shared by operand and result (the partitioner moves the halo, see
+/// lib/Sharding/PartitionWindow.cpp); other changed dimensions (strided
+/// slices) need replication on the operand and are new on the result.
 static OpShardingRuleAttr windowRule(MLIRContext *ctx, ArrayRef<int64_t> in,
                                      ArrayRef<int64_t> out,
-                                     function_ref<bool(int64_t)> whole) {
+                                     function_ref<bool(int64_t)> whole,
+                                     function_ref<bool(int64_t)> shifted) {
   ShardingRuleBuilder b(ctx);
   SmallVector<int64_t> inF, outF;
   for (size_t d = 0; d < in.size(); ++d) {
-    if (whole(d)) {
-      int64_t f = b.factor(in[d]);
+    if (whole(d) || shifted(d)) {
+      int64_t f = b.factor(out[d], whole(d) ? FactorKind::PassThrough
+                                            : FactorKind::Permutation);
       inF.push_back(f);
       outF.push_back(f);
     } else {
@@ -142,17 +147,20 @@ static OpShardingRuleAttr windowRule(MLIRContext *ctx, ArrayRef<int64_t> in,
 
 OpShardingRuleAttr SliceOp::getShardingRule() {
   ArrayRef<int64_t> in = getInput().getType().getShape();
-  return windowRule(getContext(), in, getType().getShape(), [&](int64_t d) {
-    return getStart()[d] == 0 && getLimit()[d] == in[d] &&
-           getStrides()[d] == 1;
-  });
+  return windowRule(
+      getContext(), in, getType().getShape(),
+      [&](int64_t d) {
+        return getStart()[d] == 0 && getLimit()[d] == in[d] &&
+               getStrides()[d] == 1;
+      },
+      [&](int64_t d) { return getStrides()[d] == 1; });
 }
 
 OpShardingRuleAttr PadOp::getShardingRule() {
-  return windowRule(getContext(), getInput().getType().getShape(),
-                    getType().getShape(), [&](int64_t d) {
-                      return getLow()[d] == 0 && getHigh()[d] == 0;
-                    });
+  return windowRule(
+      getContext(), getInput().getType().getShape(), getType().getShape(),
+      [&](int64_t d) { return getLow()[d] == 0 && getHigh()[d] == 0; },
+      [](int64_t) { return true; });
 }
 
 OpShardingRuleAttr ConcatenateOp::getShardingRule() {

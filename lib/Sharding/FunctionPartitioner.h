@@ -52,6 +52,11 @@ private:
   LogicalResult partitionSpecial(Operation *op, bool &handled);
   LogicalResult partitionCrossEntropy(SoftmaxCrossEntropyOp ce);
   LogicalResult partitionScatterAdd(ScatterAddOp op);
+  LogicalResult partitionWindow(Operation *op);
+  /// `local` with `value` where the global position along split dimension
+  /// `d` is outside [low, low + operandSize) (a pad's new rows).
+  Value padOutside(Location loc, Value local, int64_t d, const AxisList &axes,
+                   int64_t low, int64_t operandSize, double value);
   /// i1 tensor: `labels` (local, laid out as `layout`) are counted: not
   /// `ignore`, within [0, classes), and not padding.
   Value countedLabels(Location loc, Value labels, const Layout &layout,

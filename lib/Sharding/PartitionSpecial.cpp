@@ -7,6 +7,8 @@
 //   logits are never gathered).
 // scatter_add: the index dimensions are gathered (the base must be added
 //   once); the base's rows may stay split, indices shifted into them.
+// slice, pad: split windowed dimensions by halo exchange
+//   (PartitionWindow.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +28,10 @@ LogicalResult FunctionPartitioner::partitionSpecial(Operation *op,
   if (auto sc = dyn_cast<ScatterAddOp>(op)) {
     handled = true;
     return partitionScatterAdd(sc);
+  }
+  if (isa<SliceOp, PadOp>(op)) {
+    handled = true;
+    return partitionWindow(op);
   }
   return success();
 }

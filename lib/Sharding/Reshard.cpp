@@ -149,6 +149,36 @@ Value Resharder::padTo(Location loc, Value local, int64_t dim, int64_t size) {
   return PadOp::create(b, loc, local, low, high, llvm::APFloat(0.0));
 }
 
+Value Resharder::shiftBlocks(Location loc, Value local, int64_t dim,
+                             ArrayRef<StringAttr> axes, int64_t shift) {
+  if (shift == 0)
+    return local;
+  int64_t L = typeOf(local).getDimSize(dim), k = std::abs(shift);
+  auto rows = [&](int64_t begin, int64_t end) {
+    SmallVector<int64_t> start(typeOf(local).getRank(), 0),
+        limit(typeOf(local).getShape()), strides(start.size(), 1);
+    start[dim] = begin;
+    limit[dim] = end;
+    return SliceOp::create(b, loc, local, start, limit, strides).getResult();
+  };
+  // Forward (shift > 0): each device sends its first k rows to the previous
+  // one; backward: its last k rows to the next one.
+  Value halo = shift > 0 ? rows(0, k) : rows(L - k, L);
+  SmallVector<int64_t> pairs;
+  for (int64_t g = 0; g + 1 < mesh.size(axes); ++g)
+    llvm::append_range(pairs, shift > 0 ? SmallVector<int64_t>{g + 1, g}
+                                        : SmallVector<int64_t>{g, g + 1});
+  Value got = CollectivePermuteOp::create(b, loc, halo.getType(), halo,
+                                          mesh.ref(), axesAttr(b, axes),
+                                          b.getDenseI64ArrayAttr(pairs));
+  if (k == L)
+    return got;
+  Value own = shift > 0 ? rows(k, L) : rows(0, L - k);
+  SmallVector<Value, 2> parts = shift > 0 ? SmallVector<Value, 2>{own, got}
+                                          : SmallVector<Value, 2>{got, own};
+  return ConcatenateOp::create(b, loc, parts, uint64_t(dim));
+}
+
 Value Resharder::emitMove(Location loc, Value local,
                           const sharding::ReshardMove &m,
                           RankedTensorType global) {

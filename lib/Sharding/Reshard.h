@@ -39,6 +39,13 @@ public:
 
   /// A 0-d tensor (i32, or `elementType`): this device's group index over
   /// `axes`.
+  /// Device g's block of `dim` (split over `axes`, blocks of L) shifted by
+  /// `shift` (|shift| <= L): global rows [gL + shift, gL + shift + L), the
+  /// |shift| rows beyond its own block received from the neighbouring
+  /// device by one collective_permute (a halo exchange). Rows past either
+  /// end of the dimension are zeros.
+  Value shiftBlocks(Location loc, Value local, int64_t dim,
+                    ArrayRef<StringAttr> axes, int64_t shift);
   /// `local` padded with zeros at the end of `dim` to `size`, if shorter.
   Value padTo(Location loc, Value local, int64_t dim, int64_t size);
   Value axisIndex(Location loc, ArrayRef<StringAttr> axes,

@@ -42,18 +42,23 @@ func.func @reduction(%x: tensor<8x16xf32> {tessel.sharding = #tessel.sharding<@m
 tessel.mesh @mesh ["dp"=2, "tp"=4]
 
 // Tests need-replication factors: softmax's dimension, top_k's last
-// dimension and a sliced dimension never receive a sharding, while the
-// other dimensions pass through.
+// dimension and a strided slice's dimension never receive a sharding,
+// while the other dimensions pass through; a stride-1 window (slice, pad)
+// is a permutation factor and does (the partitioner moves its halo).
 // CHECK-LABEL: func.func @need_replication
 // CHECK: tessel.softmax {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"dp", ?}, {?}]>}
 // CHECK: tessel.top_k {{.*}}{tessel.sharding = [#tessel.sharding<@mesh, [{"dp", ?}, {?}]>, #tessel.sharding<@mesh, [{"dp", ?}, {?}]>]}
-// CHECK: tessel.slice {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"dp", ?}, {?}]>}
+// CHECK: tessel.slice {{.*}}strides = [1, 2] {tessel.sharding = #tessel.sharding<@mesh, [{"dp", ?}, {?}]>}
+// CHECK: tessel.slice {{.*}}strides = [1, 1] {tessel.sharding = #tessel.sharding<@mesh, [{"dp", ?}, {"tp", ?}]>}
+// CHECK: tessel.pad {{.*}}{tessel.sharding = #tessel.sharding<@mesh, [{"dp", ?}, {"tp", ?}]>}
 func.func @need_replication(%x: tensor<8x16xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"dp"}, {"tp"}]>})
-    -> (tensor<8x16xf32>, tensor<8x2xf32>, tensor<8x4xf32>) {
+    -> (tensor<8x16xf32>, tensor<8x2xf32>, tensor<8x4xf32>, tensor<8x15xf32>, tensor<8x18xf32>) {
   %0 = tessel.softmax %x, dim = 1 : tensor<8x16xf32>
   %v, %i = tessel.top_k %x, k = 2 : (tensor<8x16xf32>) -> (tensor<8x2xf32>, tensor<8x2xi32>)
-  %s = tessel.slice %x, start = [0, 0], limit = [8, 4], strides = [1, 1] : (tensor<8x16xf32>) -> tensor<8x4xf32>
-  return %0, %v, %s : tensor<8x16xf32>, tensor<8x2xf32>, tensor<8x4xf32>
+  %s = tessel.slice %x, start = [0, 0], limit = [8, 8], strides = [1, 2] : (tensor<8x16xf32>) -> tensor<8x4xf32>
+  %w = tessel.slice %x, start = [0, 1], limit = [8, 16], strides = [1, 1] : (tensor<8x16xf32>) -> tensor<8x15xf32>
+  %p = tessel.pad %x, low = [0, 1], high = [0, 1], value = 0.0 : (tensor<8x16xf32>) -> tensor<8x18xf32>
+  return %0, %v, %s, %w, %p : tensor<8x16xf32>, tensor<8x2xf32>, tensor<8x4xf32>, tensor<8x15xf32>, tensor<8x18xf32>
 }
 
 // -----

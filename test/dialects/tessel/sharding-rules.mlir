@@ -141,11 +141,11 @@ func.func @shapes(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x12xf32> {
   %2 = tessel.reshape %1 : (tensor<4x3x8xf32>) -> tensor<12x8xf32>
   // expected-remark@+1 {{#tessel.rule<([j, i]) -> ([i, j]) {i=8, j=12}>}}
   %3 = tessel.transpose %2, permutation = [1, 0] : (tensor<12x8xf32>) -> tensor<8x12xf32>
-  // expected-remark@+1 {{#tessel.rule<([k, l]) -> ([i, j]) {i=4, j=5, k=8, l=12} need_replication={k, l}>}}
+  // expected-remark@+1 {{#tessel.rule<([i, k]) -> ([i, j]) {i=4, j=5, k=12} need_replication={k} permutation={i}>}}
   %4 = tessel.slice %3, start = [0, 2], limit = [4, 12], strides = [1, 2] : (tensor<8x12xf32>) -> tensor<4x5xf32>
   // expected-remark@+1 {{#tessel.rule<([i, k], [i, l]) -> ([i, j]) {i=4, j=10, k=5, l=5} need_replication={k, l}>}}
   %5 = tessel.concatenate %4, %4 dim = 1 : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x10xf32>
-  // expected-remark@+1 {{#tessel.rule<([i, k]) -> ([i, j]) {i=4, j=12, k=10} need_replication={k}>}}
+  // expected-remark@+1 {{#tessel.rule<([i, j]) -> ([i, j]) {i=4, j=12} permutation={j}>}}
   %6 = tessel.pad %5, low = [0, 1], high = [0, 1], value = 0xFFF0000000000000 : (tensor<4x10xf32>) -> tensor<4x12xf32>
   return %6 : tensor<4x12xf32>
 }
