@@ -345,15 +345,22 @@ LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &) {
                            {{getDim(), *n}}, {});
 }
 
-LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &) {
-  FailureOr<int64_t> n = verifyCollectiveAxes(*this, getMeshAttr(), getAxes());
+/// A collective whose result is one group-size piece of its operand along
+/// `dim` (reduce_scatter, shard_slice).
+template <typename Op>
+static LogicalResult verifyOnePiece(Op op) {
+  FailureOr<int64_t> n = verifyCollectiveAxes(op, op.getMeshAttr(), op.getAxes());
   if (failed(n))
     return failure();
-  auto input = getInput().getType();
-  if (failed(verifyDimIndex(*this, "dim", getDim(), input.getRank())))
+  auto input = op.getInput().getType();
+  if (failed(verifyDimIndex(op, "dim", op.getDim(), input.getRank())))
     return failure();
-  return verifyScaledShape(*this, input, getResult().getType(), {},
-                           {{getDim(), *n}});
+  return verifyScaledShape(op, input, op.getResult().getType(), {},
+                           {{op.getDim(), *n}});
+}
+
+LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &) {
+  return verifyOnePiece(*this);
 }
 
 LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &) {
@@ -426,14 +433,7 @@ LogicalResult AxisIndexOp::verifySymbolUses(SymbolTableCollection &) {
 }
 
 LogicalResult ShardSliceOp::verifySymbolUses(SymbolTableCollection &) {
-  FailureOr<int64_t> n = verifyCollectiveAxes(*this, getMeshAttr(), getAxes());
-  if (failed(n))
-    return failure();
-  auto input = getInput().getType();
-  if (failed(verifyDimIndex(*this, "dim", getDim(), input.getRank())))
-    return failure();
-  return verifyScaledShape(*this, input, getResult().getType(), {},
-                           {{getDim(), *n}});
+  return verifyOnePiece(*this);
 }
 
 int64_t mlir::tessel::collectiveTrafficBytes(Operation *op) {
