@@ -56,9 +56,21 @@ class Gen:
         dims = []
         rate = max(self.density, 0.55) if dense else self.density
         for _ in shape:
-            take = []
+            take, later = [], []
             while free and len(take) < 3 and r.random() < rate:
-                take.append(free.pop())
+                a = free.pop()
+                n = dict(self.p.mesh).get(a, 1)  # 1: already a sub-axis
+                cuts = [p for p in range(2, n) if n % p == 0]
+                if cuts and r.random() < 0.25:
+                    # A sub-axis: the major or minor part of `a`; the other
+                    # part stays free for another dimension.
+                    p = r.choice(cuts)
+                    parts = ["%s:(1)%d" % (a, p), "%s:(%d)%d" % (a, p, n // p)]
+                    r.shuffle(parts)
+                    a = parts[0]
+                    later.append(parts[1])
+                take.append(a)
+            free = later + free
             is_open = r.random() < 0.45
             prio = r.randint(0, 2) if r.random() < 0.2 else None
             dims.append((take, is_open, prio))

@@ -111,7 +111,10 @@ def sharding_text(dims):
     """dims: [(axes, open, prio)] -> #tessel.sharding<...>."""
     parts = []
     for axes, is_open, prio in dims:
-        body = ", ".join('"%s"' % a for a in axes)
+        # A sub-axis "a:(k)m" is written "a":(k)m.
+        body = ", ".join('"%s"' % a.partition(":")[0] +
+                         (":" + a.partition(":")[2] if ":" in a else "")
+                         for a in axes)
         if is_open:
             body = body + ", ?" if body else "?"
         parts.append("{%s}%s" % (body, "p%d" % prio if prio is not None
@@ -125,7 +128,7 @@ def parse_sharding(text):
     dims = []
     for m in re.finditer(r"\{([^{}]*)\}(p(\d+))?", body):
         items = [s.strip() for s in m.group(1).split(",") if s.strip()]
-        dims.append(([s.strip('"') for s in items if s != "?"],
+        dims.append(([s.replace('"', "") for s in items if s != "?"],
                      "?" in items, int(m.group(3)) if m.group(3) else None))
     return dims
 

@@ -3,11 +3,13 @@
 // Syntax (JAX/Shardy users will recognise it):
 //   #tessel.sharding<@mesh, [{"dp"}, {"tp", ?}p1, {}]>
 // Each `{...}` lists the axes of one dimension, major to minor; `?` marks the
-// dimension open; `pN` gives it priority N.
+// dimension open; `pN` gives it priority N. A sub-axis is written
+// `"a":(k)m` (tessel/support/Mesh.h) and kept as the axis name "a:(k)m".
 //
 //===----------------------------------------------------------------------===//
 
 #include "tessel/dialects/tessel/TesselDialect.h"
+#include "tessel/support/Mesh.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -38,16 +40,31 @@ DimShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (priority && *priority < 0)
     return emitError() << "sharding priority must be p0 or above, got p"
                        << *priority;
-  for (StringAttr axis : axes)
+  for (StringAttr axis : axes) {
     if (!axis || axis.getValue().empty())
       return emitError() << "sharding axis names must not be empty";
+    std::optional<::tessel::AxisRef> ref =
+        ::tessel::AxisRef::parse(axis.getValue());
+    if (!ref || !::tessel::isValidAxisName(ref->name))
+      return emitError() << "sharding axis \"" << axis.getValue()
+                         << "\" is neither an axis name nor a sub-axis "
+                         << "\"a\":(k)m with k >= 1 and m >= 2";
+  }
   return success();
 }
 
 void DimShardingAttr::printBody(AsmPrinter &printer) const {
   printer << '{';
-  llvm::interleaveComma(getAxes(), printer,
-                        [&](StringAttr axis) { printer << axis; });
+  llvm::interleaveComma(getAxes(), printer, [&](StringAttr axis) {
+    std::optional<::tessel::AxisRef> ref =
+        ::tessel::AxisRef::parse(axis.getValue());
+    if (!ref || ref->isWhole()) {
+      printer << axis;
+      return;
+    }
+    printer << StringAttr::get(axis.getContext(), ref->name) << ":(" << ref->pre
+            << ")" << ref->size;
+  });
   if (getIsOpen())
     printer << (getAxes().empty() ? "?" : ", ?");
   printer << '}';
@@ -70,6 +87,14 @@ DimShardingAttr DimShardingAttr::parseBody(AsmParser &parser) {
       std::string name;
       if (parser.parseString(&name))
         return {};
+      // A sub-axis: "a":(k)m.
+      int64_t pre, size;
+      if (succeeded(parser.parseOptionalColon())) {
+        if (parser.parseLParen() || parser.parseInteger(pre) ||
+            parser.parseRParen() || parser.parseInteger(size))
+          return {};
+        name = ::tessel::AxisRef::subAxis(name, pre, size);
+      }
       axes.push_back(parser.getBuilder().getStringAttr(name));
     } while (succeeded(parser.parseOptionalComma()));
     if (parser.parseRBrace())
@@ -117,20 +142,31 @@ LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    ArrayRef<DimShardingAttr> dims) {
   if (!mesh)
     return emitError() << "sharding needs a mesh symbol";
-  llvm::StringMap<int64_t> seen;
+  SmallVector<std::pair<StringRef, int64_t>> seen;
   for (auto [dim, dimSharding] : llvm::enumerate(dims)) {
     if (!dimSharding)
       return emitError() << "sharding of dimension " << dim << " is null";
     for (StringAttr axis : dimSharding.getAxes()) {
-      auto [it, inserted] = seen.try_emplace(axis.getValue(), dim);
-      if (!inserted && it->second == static_cast<int64_t>(dim))
-        return emitError() << "mesh axis \"" << axis.getValue()
-                           << "\" is listed twice in dimension " << dim;
-      if (!inserted)
-        return emitError() << "mesh axis \"" << axis.getValue()
-                           << "\" is used twice (dimensions " << it->second
-                           << " and " << dim
+      for (auto [other, otherDim] : seen) {
+        if (!::tessel::axesOverlap(axis.getValue(), other))
+          continue;
+        std::string what = other == axis.getValue()
+                               ? "mesh axis \"" + other.str() + "\""
+                               : "mesh axes \"" + other.str() + "\" and \"" +
+                                     axis.getValue().str() +
+                                     "\" (they overlap)";
+        if (otherDim == static_cast<int64_t>(dim))
+          return emitError() << what
+                             << (other == axis.getValue() ? " is listed twice"
+                                                          : " are both listed")
+                             << " in dimension " << dim;
+        return emitError() << what
+                           << (other == axis.getValue() ? " is" : " are")
+                           << " used twice (dimensions " << otherDim << " and "
+                           << dim
                            << "); a tensor can be split over an axis once";
+      }
+      seen.push_back({axis.getValue(), static_cast<int64_t>(dim)});
     }
   }
   return success();

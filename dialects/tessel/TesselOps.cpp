@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tessel/dialects/tessel/TesselOps.h"
+#include "tessel/support/Mesh.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -108,6 +109,10 @@ LogicalResult MeshOp::verify() {
     StringRef name = cast<StringAttr>(nameAttr).getValue();
     if (name.empty())
       return emitOpError() << "has an axis with an empty name";
+    if (!::tessel::isValidAxisName(name))
+      return emitOpError() << "has an axis named \"" << name
+                           << "\"; axis names use none of ':', '(' and ')' "
+                           << "(they write sub-axes)";
     if (!seen.insert(name).second)
       return emitOpError() << "has axis \"" << name << "\" twice";
     if (size < 1)
@@ -140,15 +145,22 @@ int64_t MeshOp::getNumDevices() {
 }
 
 int64_t MeshOp::getAxisIndex(StringRef axis) {
+  StringRef base = axis.split(':').first;
   for (auto [i, name] : llvm::enumerate(getAxisNames()))
-    if (cast<StringAttr>(name).getValue() == axis)
+    if (cast<StringAttr>(name).getValue() == base)
       return i;
   return -1;
 }
 
 int64_t MeshOp::getAxisSize(StringRef axis) {
-  int64_t index = getAxisIndex(axis);
-  return index < 0 ? -1 : getAxisSizes()[index];
+  std::optional<::tessel::AxisRef> ref = ::tessel::AxisRef::parse(axis);
+  int64_t index = ref ? getAxisIndex(axis) : -1;
+  if (index < 0)
+    return -1;
+  int64_t n = getAxisSizes()[index];
+  if (ref->isWhole())
+    return n;
+  return n % (ref->pre * ref->size) == 0 ? ref->size : -1;
 }
 
 MeshOp mlir::tessel::lookupMesh(Operation *from, FlatSymbolRefAttr mesh) {
@@ -205,11 +217,38 @@ LogicalResult mlir::tessel::verifyShardingFor(
     return failure();
   for (auto [dim, dimSharding] : llvm::enumerate(sharding.getDims()))
     for (StringAttr axis : dimSharding.getAxes())
-      if (mesh->getAxisIndex(axis.getValue()) < 0)
+      if (mesh->getAxisSize(axis.getValue()) < 0)
         return emitError() << "sharding of " << what << " names axis \""
                            << axis.getValue() << "\" (dimension " << dim
                            << "), which mesh " << sharding.getMesh()
-                           << " does not have";
+                           << (mesh->getAxisIndex(axis.getValue()) < 0
+                                   ? " does not have"
+                                   : " cannot split that way (a sub-axis "
+                                     "(k)m needs k*m to divide the axis)");
+  for (auto [dim, dimSharding] : llvm::enumerate(sharding.getDims())) {
+    ArrayRef<StringAttr> axes = dimSharding.getAxes();
+    SmallVector<StringAttr> canonical;
+    for (StringAttr axis : axes) {
+      ::tessel::AxisRef ref = *::tessel::AxisRef::parse(axis.getValue());
+      if (!ref.isWhole() && ref.pre == 1 &&
+          ref.size == mesh->getAxisSize(ref.name))
+        return emitError() << "sharding of " << what << " names sub-axis \""
+                           << axis.getValue() << "\" (dimension " << dim
+                           << "), which is all of axis \"" << ref.name
+                           << "\"; write the axis";
+    }
+    for (size_t i = 1; i < axes.size(); ++i) {
+      ::tessel::AxisRef a = *::tessel::AxisRef::parse(axes[i - 1].getValue());
+      ::tessel::AxisRef b = *::tessel::AxisRef::parse(axes[i].getValue());
+      if (!a.isWhole() && !b.isWhole() && a.name == b.name &&
+          a.pre * a.size == b.pre)
+        return emitError() << "sharding of " << what << " lists sub-axes \""
+                           << axes[i - 1].getValue() << "\" and \""
+                           << axes[i].getValue() << "\" (dimension " << dim
+                           << "), which continue each other; write them as "
+                           << "one";
+    }
+  }
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor)
     return emitError() << "sharding of " << what
@@ -280,7 +319,7 @@ FailureOr<int64_t> verifyCollectiveAxes(Operation *op, FlatSymbolRefAttr mesh,
   if (axes.empty())
     return op->emitOpError()
            << "needs at least one mesh axis to communicate over";
-  llvm::StringSet<> seen;
+  SmallVector<StringRef> seen;
   int64_t groupSize = 1;
   for (Attribute attr : axes) {
     StringRef axis = cast<StringAttr>(attr).getValue();
@@ -288,8 +327,13 @@ FailureOr<int64_t> verifyCollectiveAxes(Operation *op, FlatSymbolRefAttr mesh,
     if (size < 0)
       return op->emitOpError() << "mesh " << mesh << " has no axis \"" << axis
                                << "\"";
-    if (!seen.insert(axis).second)
-      return op->emitOpError() << "lists mesh axis \"" << axis << "\" twice";
+    for (StringRef other : seen)
+      if (::tessel::axesOverlap(axis, other))
+        return op->emitOpError()
+               << "lists mesh axis \"" << axis << "\" twice"
+               << (axis == other ? ""
+                                 : " (it overlaps \"" + other.str() + "\")");
+    seen.push_back(axis);
     groupSize *= size;
   }
   return groupSize;

@@ -29,6 +29,9 @@ llvm::Error validateMesh(const MeshInfo &m) {
     if (size < 1)
       return fail("mesh '" + m.name + "': axis '" + axis + "' has size " +
                   llvm::Twine(size));
+    if (!isValidAxisName(axis))
+      return fail("mesh '" + m.name + "' has an axis named '" + axis +
+                  "' (empty, or with ':', '(' or ')')");
     if (!seen.insert(axis).second)
       return fail("mesh '" + m.name + "' repeats axis '" + axis + "'");
   }
@@ -57,15 +60,17 @@ llvm::Error validateTensor(const TensorInfo &t, const MeshShape &mesh,
                (argument ? "results" : "arguments") + " have");
   if (t.shape.size() != t.globalShape.size() || t.dims.size() != t.shape.size())
     return bad("has inconsistent ranks");
-  llvm::StringSet<> used;
+  std::vector<std::string> used;
   for (auto [d, axes] : llvm::enumerate(t.dims)) {
     int64_t devices = 1;
     for (const std::string &axis : axes) {
-      if (mesh.axisIndex(axis) < 0)
+      if (mesh.axisSize(axis) < 0)
         return bad("is split over '" + axis + "', which its mesh lacks");
-      if (!used.insert(axis).second)
+      if (llvm::any_of(
+              used, [&](const std::string &u) { return axesOverlap(u, axis); }))
         return bad("uses mesh axis '" + axis + "' twice");
-      devices *= mesh.axisSizes[mesh.axisIndex(axis)];
+      used.push_back(axis);
+      devices *= mesh.axisSize(axis);
     }
     int64_t global = t.globalShape[d];
     if (global < 0 || t.shape[d] != (global + devices - 1) / devices)
@@ -89,14 +94,16 @@ llvm::Error validateGroup(const CommGroup &g, size_t index,
                 "', which the description lacks");
   if (g.axes.empty())
     return fail("group " + llvm::Twine(index) + " has no axes");
-  llvm::StringSet<> seen;
+  std::vector<std::string> seen;
   for (const std::string &axis : g.axes) {
-    if (mesh->shape.axisIndex(axis) < 0)
+    if (mesh->shape.axisSize(axis) < 0)
       return fail("group " + llvm::Twine(index) + " is over axis '" + axis +
                   "', which mesh '" + g.mesh + "' lacks");
-    if (!seen.insert(axis).second)
+    if (llvm::any_of(
+            seen, [&](const std::string &u) { return axesOverlap(u, axis); }))
       return fail("group " + llvm::Twine(index) + " repeats axis '" + axis +
                   "'");
+    seen.push_back(axis);
   }
   return llvm::Error::success();
 }

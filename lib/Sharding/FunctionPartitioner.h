@@ -3,10 +3,8 @@
 #ifndef TESSEL_LIB_SHARDING_FUNCTIONPARTITIONER_H
 #define TESSEL_LIB_SHARDING_FUNCTIONPARTITIONER_H
 
-#include "Layout.h"
-#include "Reshard.h"
-
 #include "tessel/sharding/Partition.h"
+#include "tessel/sharding/SpmdPartitioner.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -19,57 +17,50 @@ inline RankedTensorType typeOf(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-struct Local {
-  Value value;
-  Layout layout;
-};
-
-/// Partitions one function (see Partition.cpp); the ops with their own
-/// schemes live in PartitionSpecial.cpp.
-class FunctionPartitioner {
+/// Partitions one function (see Partition.cpp): ops with their own scheme
+/// through SpmdPartitionOpInterface, the others by their rule.
+class FunctionPartitioner final : public SpmdPartitioner {
 public:
   FunctionPartitioner(func::FuncOp func, MeshOp meshOp,
                       const PartitionOptions &options)
-      : func(func), mesh(meshOp), builder(func.getContext()),
-        reshaper(builder, mesh, options.strict) {}
+      : func(func), meshInfo(meshOp), b(func.getContext()),
+        reshaper(b, meshInfo, options.strict) {}
 
   LogicalResult run();
 
-private:
-  /// The local value and layout of a partitioned global value, by
-  /// reference into `locals` (valid until the next insertion). Never
+  OpBuilder &builder() override { return b; }
+  const MeshInfo &mesh() const override { return meshInfo; }
+  Resharder &resharder() override { return reshaper; }
+  /// By reference into `locals` (valid until the next insertion). Never
   /// `locals.lookup`: it returns a copy, and a reference into that copy
   /// (`lookup(v).layout.dims[d]`) dangles once the statement ends.
-  const Local &localOf(Value global) const {
+  const Local &localOf(Value global) const override {
     static const Local none;
     auto it = locals.find(global);
     return it == locals.end() ? none : it->second;
   }
-  /// The layout a value should have (its propagated sharding).
-  Layout wanted(Value v);
-  FailureOr<Value> operandAs(Location loc, Value global, const Layout &to);
-  LogicalResult partitionOp(Operation *op);
-  LogicalResult partitionSpecial(Operation *op, bool &handled);
-  LogicalResult partitionCrossEntropy(SoftmaxCrossEntropyOp ce);
-  LogicalResult partitionScatterAdd(ScatterAddOp op);
-  LogicalResult partitionWindow(Operation *op);
-  /// `local` with `value` where the global position along split dimension
-  /// `d` is outside [low, low + operandSize) (a pad's new rows).
-  Value padOutside(Location loc, Value local, int64_t d, const AxisList &axes,
-                   int64_t low, int64_t operandSize, double value);
-  /// i1 tensor: `labels` (local, laid out as `layout`) are counted: not
-  /// `ignore`, within [0, classes), and not padding.
-  Value countedLabels(Location loc, Value labels, const Layout &layout,
-                      RankedTensorType global, int64_t ignore,
-                      int64_t classes);
-  /// Factor shardings for `op` under `rule`.
-  SmallVector<AxisList> chooseFactors(Operation *op, OpShardingRuleAttr rule);
+  Layout wanted(Value v) override;
+  FailureOr<Value> operandAs(Location loc, Value global,
+                             const Layout &to) override;
+  void setLocal(Value global, Value local, const Layout &layout) override {
+    locals[global] = {local, layout};
+  }
+  SmallVector<AxisList> chooseFactors(Operation *op,
+                                      OpShardingRuleAttr rule) override;
   Layout layoutFor(OpShardingRuleAttr rule, TensorMappingAttr mapping,
-                   ArrayRef<AxisList> factors, RankedTensorType global);
+                   ArrayRef<AxisList> factors,
+                   RankedTensorType global) override;
+  using SpmdPartitioner::partitionByRule;
+  FailureOr<Operation *> partitionByRule(Operation *op,
+                                         const RuleScheme &scheme) override;
+
+private:
+  LogicalResult partitionOp(Operation *op);
+  LogicalResult partitionReturn(func::ReturnOp ret);
 
   func::FuncOp func;
-  MeshInfo mesh;
-  OpBuilder builder;
+  MeshInfo meshInfo;
+  OpBuilder b;
   Resharder reshaper;
   llvm::DenseMap<Value, Local> locals;
   std::map<std::pair<void *, std::string>, Value> reshards;

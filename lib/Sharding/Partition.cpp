@@ -36,7 +36,7 @@ Layout FunctionPartitioner::wanted(Value v) {
       attr = array[cast<OpResult>(v).getResultNumber()];
     s = dyn_cast_or_null<ShardingAttr>(attr);
   }
-  if (!s || s.getMesh().getValue() != mesh.op().getSymName())
+  if (!s || s.getMesh().getValue() != meshInfo.op().getSymName())
     return Layout::replicated(rank);
   return Layout::of(s);
 }
@@ -73,44 +73,33 @@ FunctionPartitioner::chooseFactors(Operation *op, OpShardingRuleAttr rule) {
   ArrayRef<int64_t> sizes = rule.getFactorSizes();
   SmallVector<AxisList> factors(n);
   SmallVector<bool> assigned(n, false);
-  llvm::SmallDenseSet<StringAttr, 8> used;
-  // Splits a tensor dimension's axes over its factors, major to minor, and
-  // takes those of unassigned factors (skipping axes already in use).
+  AxisList used;
+  // Splits a tensor dimension's axes over its factors, major to minor
+  // (tessel/sharding/Projection.h), and takes those of unassigned factors
+  // (skipping axes already in use).
   auto take = [&](ArrayRef<int64_t> dimFactors, const AxisList &axes,
                   bool reductionOnly) {
-    size_t k = 0;
-    int64_t remaining = dimFactors.empty() ? 1 : sizes[dimFactors[0]];
-    SmallVector<AxisList, 2> split(dimFactors.size());
-    for (StringAttr a : axes) {
-      while (k < dimFactors.size() && remaining == 1)
-        if (++k < dimFactors.size())
-          remaining = sizes[dimFactors[k]];
-      if (k == dimFactors.size())
-        break;
-      int64_t s = mesh.size(a);
-      bool single = dimFactors.size() == 1;
-      if (!single && remaining % s != 0)
-        break; // a multi-factor dimension splits evenly or not at all
-      split[k].push_back(a);
-      remaining = single ? remaining : remaining / s;
-    }
+    SmallVector<int64_t, 2> dimSizes;
+    for (int64_t f : dimFactors)
+      dimSizes.push_back(sizes[f]);
+    SmallVector<AxisList, 2> split =
+        splitAxesOverFactors(meshInfo.op(), dimSizes, axes);
     for (auto [k, f] : llvm::enumerate(dimFactors)) {
       if (assigned[f] || rule.isNeedReplication(f) ||
           (reductionOnly && !rule.isReduction(f)))
         continue;
       AxisList fit;
       for (StringAttr a : split[k]) {
-        if (used.contains(a))
+        if (overlapsAny(a, used))
           break;
         fit.push_back(a);
       }
-      for (StringAttr a : fit)
-        used.insert(a);
+      used.append(fit.begin(), fit.end());
       factors[f] = fit;
       assigned[f] = !fit.empty();
       // A minor factor of a multi-factor dimension counts only if the major
       // ones are fully split.
-      if (dimFactors.size() > 1 && mesh.size(fit) != sizes[f])
+      if (dimFactors.size() > 1 && meshInfo.size(fit) != sizes[f])
         break;
     }
   };
@@ -145,12 +134,13 @@ FunctionPartitioner::chooseFactors(Operation *op, OpShardingRuleAttr rule) {
           consensus = false;
         agreed = axes;
       }
-    if (!consensus || !agreed ||
-        llvm::any_of(*agreed, [&](StringAttr a) { return used.contains(a); }))
+    if (!consensus || !agreed || llvm::any_of(*agreed, [&](StringAttr a) {
+          return overlapsAny(a, used);
+        }))
       continue;
     factors[f] = *agreed;
     assigned[f] = true;
-    used.insert(agreed->begin(), agreed->end());
+    used.append(agreed->begin(), agreed->end());
   }
   for (auto [r, m] : llvm::zip(op->getResults(), rule.getResults())) {
     Layout l = wanted(r);
@@ -177,7 +167,7 @@ FunctionPartitioner::chooseFactors(Operation *op, OpShardingRuleAttr rule) {
           continue;
         bool majorFull = true;
         for (int64_t f : dim.getFactors()) {
-          int64_t product = mesh.size(factors[f]);
+          int64_t product = meshInfo.size(factors[f]);
           if (!factors[f].empty() && (!majorFull || sizes[f] % product != 0)) {
             factors[f].clear();
             changed = true;
@@ -195,84 +185,45 @@ Layout FunctionPartitioner::layoutFor(OpShardingRuleAttr rule,
                                       ArrayRef<AxisList> factors,
                                       RankedTensorType global) {
   Layout l = Layout::replicated(global.getRank());
-  for (auto [d, dim] : llvm::enumerate(mapping.getDims()))
+  for (auto [d, dim] : llvm::enumerate(mapping.getDims())) {
+    SmallVector<int64_t, 2> dimSizes;
+    SmallVector<AxisList, 2> perFactor;
     for (int64_t f : dim.getFactors()) {
-      l.dims[d].append(factors[f].begin(), factors[f].end());
-      if (mesh.size(factors[f]) != rule.getFactorSizes()[f])
-        break;
+      dimSizes.push_back(rule.getFactorSizes()[f]);
+      perFactor.push_back(factors[f]);
     }
+    l.dims[d] = joinFactorAxes(meshInfo.op(), dimSizes, perFactor);
+  }
   return l;
 }
 
-LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
-  Location loc = op->getLoc();
-  if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-    SmallVector<Value> results;
-    for (OpOperand &o : ret->getOpOperands()) {
-      ShardingAttr s = func.getResultAttrOfType<ShardingAttr>(
-          o.getOperandNumber(), TesselDialect::kShardingAttrName);
-      Layout to = s ? Layout::of(s)
-                    : Layout::replicated(typeOf(o.get()).getRank());
-      FailureOr<Value> v = operandAs(loc, o.get(), to);
-      if (failed(v))
-        return failure();
-      results.push_back(*v);
-    }
-    func::ReturnOp::create(builder, loc, results);
-    return success();
-  }
-  if (auto c = dyn_cast<ShardingConstraintOp>(op)) {
-    Layout to = Layout::of(c.getSharding());
-    FailureOr<Value> v = operandAs(loc, c.getInput(), to);
+LogicalResult FunctionPartitioner::partitionReturn(func::ReturnOp ret) {
+  SmallVector<Value> results;
+  for (OpOperand &o : ret->getOpOperands()) {
+    ShardingAttr s = func.getResultAttrOfType<ShardingAttr>(
+        o.getOperandNumber(), TesselDialect::kShardingAttrName);
+    Layout to =
+        s ? Layout::of(s) : Layout::replicated(typeOf(o.get()).getRank());
+    FailureOr<Value> v = operandAs(ret.getLoc(), o.get(), to);
     if (failed(v))
       return failure();
-    locals[c.getResult()] = {*v, to};
-    return success();
+    results.push_back(*v);
   }
-  if (isa<IotaOp, DropoutMaskOp>(op) ||
-      (isa<ConstantOp>(op) && !cast<ConstantOp>(op).getValue().isSplat())) {
-    // Values that depend on the global position: made whole, then sliced by
-    // their users' reshards.
-    Operation *clone = builder.clone(*op);
-    clone->removeAttr(TesselDialect::kShardingAttrName);
-    for (OpOperand &o : clone->getOpOperands())
-      o.set(localOf(op->getOperand(o.getOperandNumber())).value);
-    locals[op->getResult(0)] = {clone->getResult(0),
-                                Layout::replicated(typeOf(op->getResult(0))
-                                                       .getRank())};
-    return success();
-  }
-  // Sums and differences of partial sums with the same layout stay partial:
-  // every device adds its own terms, and one collective resolves the result
-  // where it is used (the global gradient norm adds one partial squared sum
-  // per parameter, which then costs one all-reduce instead of one each).
-  if (isa<AddOp, SubOp>(op)) {
-    const Layout &first = localOf(op->getOperand(0)).layout;
-    bool samePartial =
-        !first.partial.empty() && first.partialKind == CollectiveKind::sum &&
-        isa<FloatType>(typeOf(op->getResult(0)).getElementType()) &&
-        llvm::all_of(op->getOperands(), [&](Value v) {
-          return localOf(v).layout == first;
-        });
-    if (samePartial) {
-      IRMapping mapping;
-      for (Value v : op->getOperands())
-        mapping.map(v, localOf(v).value);
-      Operation *local = builder.clone(*op, mapping);
-      local->removeAttr(TesselDialect::kShardingAttrName);
-      local->removeAttr(TesselDialect::kLogicalAxesAttrName);
-      Value lr = local->getResult(0);
-      lr.setType(localOf(op->getOperand(0)).value.getType());
-      locals[op->getResult(0)] = {lr, first};
-      return success();
-    }
-  }
-  bool handled = false;
-  if (failed(partitionSpecial(op, handled)))
-    return failure();
-  if (handled)
-    return success();
+  func::ReturnOp::create(b, ret.getLoc(), results);
+  return success();
+}
 
+LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
+  if (auto ret = dyn_cast<func::ReturnOp>(op))
+    return partitionReturn(ret);
+  if (auto own = dyn_cast<SpmdPartitionOpInterface>(op))
+    return own.partition(*this);
+  return partitionByRule(op);
+}
+
+FailureOr<Operation *>
+FunctionPartitioner::partitionByRule(Operation *op, const RuleScheme &scheme) {
+  Location loc = op->getLoc();
   auto iface = dyn_cast<ShardingRuleOpInterface>(op);
   if (!iface)
     return op->emitError() << "cannot partition '" << op->getName()
@@ -281,17 +232,10 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
   SmallVector<AxisList> factors = chooseFactors(op, rule);
 
   // Reshard operands to the layouts the factors imply; mask padding of
-  // sharded reduction factors to the identity.
-  double identity = 0.0;
-  if (auto reduce = dyn_cast<ReduceOp>(op))
-    identity = reduce.getKind() == ReduceKind::max
-                   ? -std::numeric_limits<double>::infinity()
-               : reduce.getKind() == ReduceKind::min
-                   ? std::numeric_limits<double>::infinity()
-                   : 0.0;
-  // Per operand, not per value: an op may use one value twice in two
-  // layouts (x . x contracts a dimension of one use and keeps it in the
-  // other), which one IRMapping entry per value could not tell apart.
+  // sharded reduction factors to the identity. Per operand, not per value:
+  // an op may use one value twice in two layouts (x . x contracts a
+  // dimension of one use and keeps it in the other), which one IRMapping
+  // entry per value could not tell apart.
   SmallVector<Value> localOperands;
   for (auto [v, m] : llvm::zip(op->getOperands(), rule.getOperands())) {
     Layout to = layoutFor(rule, m, factors, typeOf(v));
@@ -302,10 +246,11 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
     for (auto [d, dim] : llvm::enumerate(m.getDims()))
       if (dim.getFactors().size() == 1 &&
           rule.isReduction(dim.getFactors()[0]) && !to.dims[d].empty())
-        masked = reshaper.maskPadding(loc, masked, to, typeOf(v), d, identity);
+        masked = reshaper.maskPadding(loc, masked, to, typeOf(v), d,
+                                      scheme.padIdentity);
     localOperands.push_back(masked);
   }
-  Operation *local = builder.clone(*op);
+  Operation *local = b.clone(*op);
   local->setOperands(localOperands);
   local->removeAttr(TesselDialect::kShardingAttrName);
   local->removeAttr(TesselDialect::kLogicalAxesAttrName);
@@ -316,66 +261,12 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
   for (auto [r, m] : llvm::zip(op->getResults(), rule.getResults())) {
     Layout l = layoutFor(rule, m, factors, typeOf(r));
     l.partial = partial;
-    if (auto reduce = dyn_cast<ReduceOp>(op))
-      l.partialKind = reduce.getKind() == ReduceKind::max   ? CollectiveKind::max
-                      : reduce.getKind() == ReduceKind::min ? CollectiveKind::min
-                                                            : CollectiveKind::sum;
+    l.partialKind = scheme.partialKind;
     Value lr = local->getResult(cast<OpResult>(r).getResultNumber());
-    lr.setType(mesh.localType(typeOf(r), l));
+    lr.setType(meshInfo.localType(typeOf(r), l));
     locals[r] = {lr, l};
   }
-  // Local attributes that depend on local shapes.
-  if (auto cst = dyn_cast<ConstantOp>(local)) { // a splat: same value, local
-    auto splat = cast<SplatElementsAttr>(cst.getValue());
-    cst.setValueAttr(DenseElementsAttr::get(
-        cast<ShapedType>(cst.getType()), splat.getSplatValue<Attribute>()));
-  }
-  if (auto slice = dyn_cast<SliceOp>(local)) {
-    SmallVector<int64_t> limit(slice.getLimit());
-    RankedTensorType in = typeOf(slice.getInput());
-    for (size_t d = 0; d < limit.size(); ++d)
-      if (slice.getStart()[d] == 0 && slice.getStrides()[d] == 1 &&
-          limit[d] == typeOf(cast<SliceOp>(op).getInput()).getDimSize(d))
-        limit[d] = in.getDimSize(d);
-    slice.setLimit(limit);
-  }
-  if (auto reduce = dyn_cast<ReduceOp>(local);
-      reduce && reduce.getKind() == ReduceKind::mean && !partial.empty()) {
-    // mean = (partial sum) / (global count): scale the local sum.
-    reduce.setKind(ReduceKind::sum);
-    builder.setInsertionPointAfter(reduce);
-    int64_t count = 1;
-    for (int64_t d : reduce.getDims())
-      count *= typeOf(cast<ReduceOp>(op).getInput()).getDimSize(d);
-    Value scaled = MulOp::create(
-        builder, loc, reduce.getResult(),
-        reshaper.constant(loc, typeOf(reduce.getResult()), 1.0 / count));
-    locals[op->getResult(0)].value = scaled;
-  }
-  if (auto gather = dyn_cast<GatherOp>(local)) {
-    // A table split on the gathered axis: shift the indices into this
-    // device's rows; rows elsewhere read as zeros (a partial sum).
-    int64_t axis = gather.getAxis();
-    const AxisList &tableAxes = factors[rule.getOperands()[0]
-                                            .getDims()[axis]
-                                            .getFactors()[0]];
-    if (!tableAxes.empty()) {
-      builder.setInsertionPoint(gather);
-      Value idx = gather.getIndices();
-      RankedTensorType it = typeOf(idx);
-      Value block =
-          reshaper.axisIndex(loc, tableAxes, it.getElementType());
-      Value off = MulOp::create(
-          builder, loc, block,
-          reshaper.constant(loc, RankedTensorType::get({}, it.getElementType()),
-                            typeOf(gather.getTable()).getDimSize(axis)));
-      Value offs = BroadcastInDimOp::create(builder, loc, it, off,
-                                            ArrayRef<int64_t>{});
-      gather.getIndicesMutable().assign(SubOp::create(builder, loc, idx, offs));
-    }
-  }
-  builder.setInsertionPointToEnd(builder.getInsertionBlock());
-  return success();
+  return local;
 }
 
 LogicalResult FunctionPartitioner::run() {
@@ -389,7 +280,7 @@ LogicalResult FunctionPartitioner::run() {
     auto global = typeOf(arg);
     Layout l = wanted(arg);
     argLayouts.push_back(l);
-    argTypes.push_back(mesh.localType(global, l));
+    argTypes.push_back(meshInfo.localType(global, l));
     NamedAttrList attrs(func.getArgAttrDict(arg.getArgNumber()));
     // Index inputs keep the range the global program gives them (their
     // local uses shift them, which would hide it).
@@ -401,7 +292,7 @@ LogicalResult FunctionPartitioner::run() {
                   StringAttr::get(ctx, "int:0:" + std::to_string(range)));
     bool padded = false;
     for (auto [d, size] : llvm::enumerate(global.getShape()))
-      padded |= size % mesh.size(l.dims[d]) != 0;
+      padded |= size % meshInfo.size(l.dims[d]) != 0;
     if (padded) // the global shape is not local x devices
       attrs.set(TesselDialect::kGlobalTypeAttrName, TypeAttr::get(global));
     argAttrs.push_back(attrs.getDictionary(ctx));
@@ -410,11 +301,11 @@ LogicalResult FunctionPartitioner::run() {
     auto global = cast<RankedTensorType>(func.getResultTypes()[r]);
     ShardingAttr s = func.getResultAttrOfType<ShardingAttr>(r, shardingName);
     Layout l = s ? Layout::of(s) : Layout::replicated(global.getRank());
-    resultTypes.push_back(mesh.localType(global, l));
+    resultTypes.push_back(meshInfo.localType(global, l));
     NamedAttrList attrs(func.getResultAttrDict(r));
     bool padded = false;
     for (auto [d, size] : llvm::enumerate(global.getShape()))
-      padded |= size % mesh.size(l.dims[d]) != 0;
+      padded |= size % meshInfo.size(l.dims[d]) != 0;
     if (padded)
       attrs.set(TesselDialect::kGlobalTypeAttrName, TypeAttr::get(global));
     resultAttrs.push_back(attrs.getDictionary(ctx));
@@ -425,13 +316,13 @@ LogicalResult FunctionPartitioner::run() {
   for (auto [t, arg] : llvm::zip(argTypes, func.getArguments()))
     locals[arg] = {newBody->addArgument(t, arg.getLoc()),
                    argLayouts[arg.getArgNumber()]};
-  builder.setInsertionPointToEnd(newBody);
+  b.setInsertionPointToEnd(newBody);
   for (Operation &op : *oldBody) {
     if (failed(partitionOp(&op))) {
       delete newBody;
       return failure();
     }
-    builder.setInsertionPointToEnd(newBody);
+    b.setInsertionPointToEnd(newBody);
   }
   // Swap the bodies.
   func.getBody().push_back(newBody);
@@ -440,12 +331,17 @@ LogicalResult FunctionPartitioner::run() {
   func.setType(FunctionType::get(ctx, argTypes, resultTypes));
   func.setAllArgAttrs(argAttrs);
   func.setAllResultAttrs(resultAttrs);
-  func->setAttr(TesselDialect::kSpmdAttrName, mesh.ref());
+  func->setAttr(TesselDialect::kSpmdAttrName, meshInfo.ref());
   return success();
 }
 
 LogicalResult mlir::tessel::partitionModule(ModuleOp module,
                                             const PartitionOptions &options) {
+  // Tessel's own schemes (PartitionModels.cpp), wherever the module came
+  // from: a tool that registered them already keeps its registration.
+  DialectRegistry registry;
+  registerSpmdPartitionModels(registry);
+  module.getContext()->appendDialectRegistry(registry);
   for (func::FuncOp func :
        llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
     if (func.isExternal() || func->hasAttr(TesselDialect::kSpmdAttrName))

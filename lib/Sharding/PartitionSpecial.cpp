@@ -12,34 +12,21 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FunctionPartitioner.h"
+#include "PartitionModels.h"
 
 #include <limits>
 
 using namespace mlir;
 using namespace mlir::tessel;
 
-LogicalResult FunctionPartitioner::partitionSpecial(Operation *op,
-                                                    bool &handled) {
-  if (auto ce = dyn_cast<SoftmaxCrossEntropyOp>(op)) {
-    handled = true;
-    return partitionCrossEntropy(ce);
-  }
-  if (auto sc = dyn_cast<ScatterAddOp>(op)) {
-    handled = true;
-    return partitionScatterAdd(sc);
-  }
-  if (isa<SliceOp, PadOp>(op)) {
-    handled = true;
-    return partitionWindow(op);
-  }
-  return success();
-}
-
-Value FunctionPartitioner::countedLabels(Location loc, Value labels,
-                                         const Layout &layout,
-                                         RankedTensorType global,
-                                         int64_t ignore, int64_t classes) {
+/// i1 tensor: `labels` (local, laid out as `layout`) are counted: not
+/// `ignore`, within [0, classes), and not padding.
+static Value countedLabels(SpmdPartitioner &p, Location loc, Value labels,
+                           const Layout &layout, RankedTensorType global,
+                           int64_t ignore, int64_t classes) {
+  OpBuilder &builder = p.builder();
+  Resharder &reshaper = p.resharder();
+  const MeshInfo &mesh = p.mesh();
   RankedTensorType lt = typeOf(labels);
   auto both = [&](Value a, Value b) {
     return SelectOp::create(builder, loc, a, b, a).getResult();
@@ -66,8 +53,82 @@ Value FunctionPartitioner::countedLabels(Location loc, Value labels,
   return counted;
 }
 
-LogicalResult
-FunctionPartitioner::partitionCrossEntropy(SoftmaxCrossEntropyOp ce) {
+/// Vocabulary-parallel cross-entropy per position (Megatron's scheme):
+/// each device holds a block of the classes of `lg` (laid out as `logits`,
+/// classes over `classAxes`); the max, the sum of exponentials and the
+/// target logit are all-reduced, and the logits never gathered. Positions
+/// not `counted` give 0.
+static Value vocabParallelLoss(SpmdPartitioner &p, Location loc, Value lg,
+                               Value lb, const Layout &logits,
+                               RankedTensorType logitsType,
+                               const AxisList &classAxes, Value counted) {
+  OpBuilder &builder = p.builder();
+  Resharder &reshaper = p.resharder();
+  const MeshInfo &mesh = p.mesh();
+  int64_t last = logitsType.getRank() - 1;
+  RankedTensorType lt = typeOf(lb);
+  RankedTensorType perPositionType =
+      RankedTensorType::get(lt.getShape(), logitsType.getElementType());
+  auto axes = [&](ArrayRef<StringAttr> list) {
+    SmallVector<Attribute> attrs(list.begin(), list.end());
+    return builder.getArrayAttr(attrs);
+  };
+  RankedTensorType localLogits = typeOf(lg);
+  int64_t localClasses = localLogits.getShape().back();
+  Value x = reshaper.maskPadding(loc, lg, logits, logitsType, last,
+                                 -std::numeric_limits<double>::infinity());
+  SmallVector<int64_t> keep;
+  for (int64_t d = 0; d < last; ++d)
+    keep.push_back(d);
+  auto allReduce = [&](Value v, CollectiveKind kind) {
+    return AllReduceOp::create(builder, loc, v.getType(), kind, v,
+                               mesh.name(), axes(classAxes))
+        .getResult();
+  };
+  auto rowwise = [&](ReduceKind kind, Value v) {
+    return ReduceOp::create(builder, loc, kind, v,
+                            ArrayRef<int64_t>{last})
+        .getResult();
+  };
+  auto spread = [&](Value v) { // [positions] -> [positions, classes]
+    return BroadcastInDimOp::create(builder, loc, localLogits, v, keep)
+        .getResult();
+  };
+  Value max = allReduce(rowwise(ReduceKind::max, x), CollectiveKind::max);
+  Value shifted = SubOp::create(builder, loc, x, spread(max));
+  Value sumExp = allReduce(
+      rowwise(ReduceKind::sum, ExpOp::create(builder, loc, shifted)),
+      CollectiveKind::sum);
+  // The target logit lies on one device: the others contribute zero.
+  Value block = reshaper.axisIndex(loc, classAxes, lt.getElementType());
+  Value offset = MulOp::create(
+      builder, loc, block,
+      reshaper.constant(loc, RankedTensorType::get({}, lt.getElementType()),
+                        localClasses));
+  Value local = SubOp::create(
+      builder, loc, lb,
+      BroadcastInDimOp::create(builder, loc, lt, offset,
+                               ArrayRef<int64_t>{}));
+  Value hot = OneHotOp::create(builder, loc, localLogits, local);
+  Value hit = CompareOp::create(builder, loc, CompareDirection::ne, hot,
+                                reshaper.constant(loc, localLogits, 0.0));
+  Value picked = SelectOp::create(builder, loc, hit, shifted,
+                                  reshaper.constant(loc, localLogits, 0.0));
+  Value target =
+      allReduce(rowwise(ReduceKind::sum, picked), CollectiveKind::sum);
+  // loss = log(sum exp(x - max)) - (x[label] - max)
+  Value loss = SubOp::create(builder, loc,
+                             LogOp::create(builder, loc, sumExp), target);
+  return
+        SelectOp::create(builder, loc, counted, loss,
+                         reshaper.constant(loc, perPositionType, 0.0));
+}
+
+LogicalResult mlir::tessel::partitionCrossEntropy(SpmdPartitioner &p,
+                                                  SoftmaxCrossEntropyOp ce) {
+  OpBuilder &builder = p.builder();
+  Resharder &reshaper = p.resharder();
+  const MeshInfo &mesh = p.mesh();
   Location loc = ce.getLoc();
   RankedTensorType logitsType = typeOf(ce.getLogits());
   RankedTensorType labelsType = typeOf(ce.getLabels());
@@ -76,25 +137,25 @@ FunctionPartitioner::partitionCrossEntropy(SoftmaxCrossEntropyOp ce) {
   int64_t last = logitsType.getRank() - 1;
 
   // Positions: as the labels lie (or as the per-position result wants).
-  Layout labels = localOf(ce.getLabels()).layout;
+  Layout labels = p.localOf(ce.getLabels()).layout;
   labels.partial.clear();
   if (ce.getReduction() == LossReduction::none)
-    labels.dims = wanted(ce.getResult()).dims;
+    labels.dims = p.wanted(ce.getResult()).dims;
   // Classes: as the logits lie, on axes the positions do not use.
-  llvm::SmallDenseSet<StringAttr, 4> used;
+  AxisList used;
   for (const AxisList &d : labels.dims)
-    used.insert(d.begin(), d.end());
+    used.append(d.begin(), d.end());
   AxisList classAxes;
-  for (StringAttr a : localOf(ce.getLogits()).layout.dims[last]) {
-    if (used.contains(a))
+  for (StringAttr a : p.localOf(ce.getLogits()).layout.dims[last]) {
+    if (overlapsAny(a, used))
       break;
     classAxes.push_back(a);
   }
   Layout logits = labels;
   logits.dims.push_back(classAxes);
 
-  FailureOr<Value> lg = operandAs(loc, ce.getLogits(), logits);
-  FailureOr<Value> lb = operandAs(loc, ce.getLabels(), labels);
+  FailureOr<Value> lg = p.operandAs(loc, ce.getLogits(), logits);
+  FailureOr<Value> lb = p.operandAs(loc, ce.getLabels(), labels);
   if (failed(lg) || failed(lb))
     return failure();
   AxisList posAxes;
@@ -102,7 +163,7 @@ FunctionPartitioner::partitionCrossEntropy(SoftmaxCrossEntropyOp ce) {
     posAxes.append(a.begin(), a.end());
   RankedTensorType lt = typeOf(*lb);
   Value counted =
-      countedLabels(loc, *lb, labels, labelsType, ignore, classes);
+      countedLabels(p, loc, *lb, labels, labelsType, ignore, classes);
   RankedTensorType perPositionType =
       RankedTensorType::get(lt.getShape(), logitsType.getElementType());
 
@@ -114,64 +175,12 @@ FunctionPartitioner::partitionCrossEntropy(SoftmaxCrossEntropyOp ce) {
     perPosition = SoftmaxCrossEntropyOp::create(builder, loc, *lg, masked,
                                                 ignore, LossReduction::none);
   } else {
-    // Vocabulary-parallel: each device holds a block of the classes.
-    auto axes = [&](ArrayRef<StringAttr> list) {
-      SmallVector<Attribute> attrs(list.begin(), list.end());
-      return builder.getArrayAttr(attrs);
-    };
-    RankedTensorType localLogits = typeOf(*lg);
-    int64_t localClasses = localLogits.getShape().back();
-    Value x = reshaper.maskPadding(loc, *lg, logits, logitsType, last,
-                                   -std::numeric_limits<double>::infinity());
-    SmallVector<int64_t> keep;
-    for (int64_t d = 0; d < last; ++d)
-      keep.push_back(d);
-    auto allReduce = [&](Value v, CollectiveKind kind) {
-      return AllReduceOp::create(builder, loc, v.getType(), kind, v,
-                                 mesh.name(), axes(classAxes))
-          .getResult();
-    };
-    auto rowwise = [&](ReduceKind kind, Value v) {
-      return ReduceOp::create(builder, loc, kind, v,
-                              ArrayRef<int64_t>{last})
-          .getResult();
-    };
-    auto spread = [&](Value v) { // [positions] -> [positions, classes]
-      return BroadcastInDimOp::create(builder, loc, localLogits, v, keep)
-          .getResult();
-    };
-    Value max = allReduce(rowwise(ReduceKind::max, x), CollectiveKind::max);
-    Value shifted = SubOp::create(builder, loc, x, spread(max));
-    Value sumExp = allReduce(
-        rowwise(ReduceKind::sum, ExpOp::create(builder, loc, shifted)),
-        CollectiveKind::sum);
-    // The target logit lies on one device: the others contribute zero.
-    Value block = reshaper.axisIndex(loc, classAxes, lt.getElementType());
-    Value offset = MulOp::create(
-        builder, loc, block,
-        reshaper.constant(loc, RankedTensorType::get({}, lt.getElementType()),
-                          localClasses));
-    Value local = SubOp::create(
-        builder, loc, *lb,
-        BroadcastInDimOp::create(builder, loc, lt, offset,
-                                 ArrayRef<int64_t>{}));
-    Value hot = OneHotOp::create(builder, loc, localLogits, local);
-    Value hit = CompareOp::create(builder, loc, CompareDirection::ne, hot,
-                                  reshaper.constant(loc, localLogits, 0.0));
-    Value picked = SelectOp::create(builder, loc, hit, shifted,
-                                    reshaper.constant(loc, localLogits, 0.0));
-    Value target =
-        allReduce(rowwise(ReduceKind::sum, picked), CollectiveKind::sum);
-    // loss = log(sum exp(x - max)) - (x[label] - max)
-    Value loss = SubOp::create(builder, loc,
-                               LogOp::create(builder, loc, sumExp), target);
-    perPosition =
-        SelectOp::create(builder, loc, counted, loss,
-                         reshaper.constant(loc, perPositionType, 0.0));
+    perPosition = vocabParallelLoss(p, loc, *lg, *lb, logits, logitsType,
+                                    classAxes, counted);
   }
 
   if (ce.getReduction() == LossReduction::none) {
-    locals[ce.getResult()] = {perPosition, labels};
+    p.setLocal(ce.getResult(), perPosition, labels);
     return success();
   }
   SmallVector<int64_t> allDims;
@@ -187,7 +196,7 @@ FunctionPartitioner::partitionCrossEntropy(SoftmaxCrossEntropyOp ce) {
   if (ce.getReduction() == LossReduction::sum) {
     Layout out = Layout::replicated(0);
     out.partial = posAxes; // summed over positions: partial where split
-    locals[ce.getResult()] = {sum, out};
+    p.setLocal(ce.getResult(), sum, out);
     return success();
   }
   // mean: the sum and the count, reduced over split positions, divided.
@@ -209,14 +218,18 @@ FunctionPartitioner::partitionCrossEntropy(SoftmaxCrossEntropyOp ce) {
   // mean = sum / max(count, 1): 0 when every position is ignored.
   Value safe = MaxOp::create(builder, loc, count,
                              reshaper.constant(loc, scalar, 1.0));
-  locals[ce.getResult()] = {DivOp::create(builder, loc, sum, safe),
-                            Layout::replicated(0)};
+  p.setLocal(ce.getResult(), DivOp::create(builder, loc, sum, safe),
+                            Layout::replicated(0));
   return success();
 }
 
-LogicalResult FunctionPartitioner::partitionScatterAdd(ScatterAddOp sc) {
+LogicalResult mlir::tessel::partitionScatterAdd(SpmdPartitioner &p,
+                                                ScatterAddOp sc) {
+  OpBuilder &builder = p.builder();
+  Resharder &reshaper = p.resharder();
+  const MeshInfo &mesh = p.mesh();
   Location loc = sc.getLoc();
-  Layout base = wanted(sc.getResult());
+  Layout base = p.wanted(sc.getResult());
   int64_t axis = sc.getAxis();
   RankedTensorType bt = typeOf(sc.getBase());
   if (!base.dims[axis].empty() &&
@@ -229,9 +242,9 @@ LogicalResult FunctionPartitioner::partitionScatterAdd(ScatterAddOp sc) {
   int64_t ir = typeOf(sc.getIndices()).getRank();
   for (int64_t d = axis + 1; d < bt.getRank(); ++d)
     upd.dims[d - 1 + ir] = base.dims[d];
-  FailureOr<Value> b = operandAs(loc, sc.getBase(), base);
-  FailureOr<Value> i = operandAs(loc, sc.getIndices(), idx);
-  FailureOr<Value> u = operandAs(loc, sc.getUpdates(), upd);
+  FailureOr<Value> b = p.operandAs(loc, sc.getBase(), base);
+  FailureOr<Value> i = p.operandAs(loc, sc.getIndices(), idx);
+  FailureOr<Value> u = p.operandAs(loc, sc.getUpdates(), upd);
   if (failed(b) || failed(i) || failed(u))
     return failure();
   Value indices = *i;
@@ -248,6 +261,6 @@ LogicalResult FunctionPartitioner::partitionScatterAdd(ScatterAddOp sc) {
         BroadcastInDimOp::create(builder, loc, it, off, ArrayRef<int64_t>{}));
   }
   Value r = ScatterAddOp::create(builder, loc, *b, indices, *u, axis);
-  locals[sc.getResult()] = {r, base};
+  p.setLocal(sc.getResult(), r, base);
   return success();
 }

@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FunctionPartitioner.h"
+#include "PartitionModels.h"
 
 using namespace mlir;
 using namespace mlir::tessel;
@@ -30,11 +30,21 @@ int64_t windowShift(Operation *op, int64_t d) {
 }
 } // namespace
 
-LogicalResult FunctionPartitioner::partitionWindow(Operation *op) {
+/// `local` with `value` where the global position along split dimension
+/// `d` is outside [low, low + operandSize) (a pad's new rows).
+static Value padOutside(SpmdPartitioner &p, Location loc, Value local,
+                        int64_t d, const AxisList &axes, int64_t low,
+                        int64_t operandSize, double value);
+
+LogicalResult mlir::tessel::partitionWindow(SpmdPartitioner &p,
+                                            Operation *op) {
+  OpBuilder &builder = p.builder();
+  Resharder &reshaper = p.resharder();
+  const MeshInfo &mesh = p.mesh();
   Location loc = op->getLoc();
   OpShardingRuleAttr rule =
       cast<ShardingRuleOpInterface>(op).getShardingRule();
-  SmallVector<AxisList> factors = chooseFactors(op, rule);
+  SmallVector<AxisList> factors = p.chooseFactors(op, rule);
   Value input = op->getOperand(0), result = op->getResult(0);
   RankedTensorType inG = typeOf(input), outG = typeOf(result);
   TensorMappingAttr inMap = rule.getOperands()[0],
@@ -49,9 +59,9 @@ LogicalResult FunctionPartitioner::partitionWindow(Operation *op) {
         std::abs(windowShift(op, d)) > L)
       factors[fs[0]].clear();
   }
-  Layout inL = layoutFor(rule, inMap, factors, inG);
-  Layout outL = layoutFor(rule, outMap, factors, outG);
-  FailureOr<Value> operand = operandAs(loc, input, inL);
+  Layout inL = p.layoutFor(rule, inMap, factors, inG);
+  Layout outL = p.layoutFor(rule, outMap, factors, outG);
+  FailureOr<Value> operand = p.operandAs(loc, input, inL);
   if (failed(operand))
     return failure();
   Value v = *operand;
@@ -87,17 +97,19 @@ LogicalResult FunctionPartitioner::partitionWindow(Operation *op) {
       if (outL.dims[d].empty() ||
           (pad.getLow()[d] == 0 && pad.getHigh()[d] == 0))
         continue;
-      v = padOutside(loc, v, d, outL.dims[d], pad.getLow()[d],
+      v = padOutside(p, loc, v, d, outL.dims[d], pad.getLow()[d],
                      inG.getDimSize(d), pad.getValue().convertToDouble());
     }
   }
-  locals[result] = {v, outL};
+  p.setLocal(result, v, outL);
   return success();
 }
 
-Value FunctionPartitioner::padOutside(Location loc, Value local, int64_t d,
-                                      const AxisList &axes, int64_t low,
-                                      int64_t operandSize, double value) {
+static Value padOutside(SpmdPartitioner &p, Location loc, Value local,
+                        int64_t d, const AxisList &axes, int64_t low,
+                        int64_t operandSize, double value) {
+  OpBuilder &builder = p.builder();
+  Resharder &reshaper = p.resharder();
   RankedTensorType type = typeOf(local);
   auto i32 = RankedTensorType::get(type.getShape(), builder.getI32Type());
   Value pos = reshaper.globalPositions(loc, local, d, axes);

@@ -13,6 +13,7 @@
 #include "tessel/sharding/Propagation.h"
 
 #include "tessel/dialects/tessel/TesselOps.h"
+#include "tessel/sharding/Projection.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -66,13 +67,6 @@ bool isPrefix(ArrayRef<StringAttr> a, ArrayRef<StringAttr> b) {
   return a.size() <= b.size() && a == b.take_front(a.size());
 }
 
-std::string str(ArrayRef<StringAttr> axes) {
-  std::string s = "{";
-  for (auto [i, a] : llvm::enumerate(axes))
-    s += (i ? ", \"" : "\"") + a.getValue().str() + "\"";
-  return s + "}";
-}
-
 class Propagator {
 public:
   Propagator(ModuleOp module, const PropagationOptions &options)
@@ -100,9 +94,8 @@ private:
       it->second.dims.resize(cast<RankedTensorType>(v.getType()).getRank());
     return it->second;
   }
-  int64_t axisSize(FlatSymbolRefAttr mesh, StringAttr axis) {
-    MeshOp m = meshes.lookup(mesh.getAttr());
-    return m ? m.getAxisSize(axis.getValue()) : 1;
+  MeshOp meshOp(FlatSymbolRefAttr mesh) {
+    return meshes.lookup(mesh.getAttr());
   }
   std::string name(Value v) {
     // Naming values walks the whole module: only for messages.
@@ -148,10 +141,10 @@ LogicalResult Propagator::seed(Value v, ShardingAttr sharding, Location loc,
       if (!exact && (!compatible || (cur.closed && !isPrefix(axes, cur.axes)) ||
                      (ds.isClosed() && !isPrefix(cur.axes, axes)))) {
         InFlightDiagnostic diag = emitError(loc);
-        diag << what << " shards dimension " << d << " of " << name(v)
-             << " as " << str(axes) << (ds.isClosed() ? " (closed)" : "")
+        diag << what << " shards dimension " << d << " of " << name(v) << " as "
+             << formatAxes(axes) << (ds.isClosed() ? " (closed)" : "")
              << ", but " << cur.origin->root << " already requires "
-             << str(cur.axes) << (cur.closed ? " (closed)" : "")
+             << formatAxes(cur.axes) << (cur.closed ? " (closed)" : "")
              << "; both cannot hold";
         return diag;
       }
@@ -294,7 +287,7 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
         return; // mixed meshes: reported by the partitioner (a reshard)
       mesh = it->second.mesh;
     }
-  if (!mesh)
+  if (!mesh || !meshOp(mesh))
     return;
 
   struct Candidate {
@@ -320,23 +313,11 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
       if (factors.empty())
         continue;
       // Split the dimension's axes over its factors, major to minor.
-      SmallVector<Axes, 2> split(factors.size());
-      if (factors.size() == 1) {
-        split[0] = ds.axes;
-      } else {
-        size_t k = 0;
-        int64_t remaining = sizes[factors[0]];
-        for (StringAttr axis : ds.axes) {
-          while (k < factors.size() && remaining == 1)
-            if (++k < factors.size())
-              remaining = sizes[factors[k]];
-          int64_t n = axisSize(mesh, axis);
-          if (k == factors.size() || remaining % n != 0)
-            break;
-          split[k].push_back(axis);
-          remaining /= n;
-        }
-      }
+      SmallVector<int64_t, 2> factorSizes;
+      for (int64_t f : factors)
+        factorSizes.push_back(sizes[f]);
+      SmallVector<AxisList, 2> split =
+          splitAxesOverFactors(meshOp(mesh), factorSizes, ds.axes);
       for (auto [k, f] : llvm::enumerate(factors))
         if (!split[k].empty())
           candidates[f].push_back({split[k], ds.priority, elements,
@@ -379,13 +360,12 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
                                        : "earlier operand";
         auto side = [&](const Candidate &x) {
           unsigned nOperands = op->getNumOperands();
-          return str(x.axes) + " of " +
+          return formatAxes(x.axes) + " of " +
                  (x.tensor < nOperands
                       ? "operand #" + std::to_string(x.tensor)
                       : "result #" + std::to_string(x.tensor - nOperands)) +
-                 (x.priority == 0
-                      ? ""
-                      : " (p" + std::to_string(x.priority) + ")");
+                 (x.priority == 0 ? ""
+                                  : " (p" + std::to_string(x.priority) + ")");
         };
         Conflict conflict{op, f, side(*best), side(c), reason};
         std::string key = std::to_string(reinterpret_cast<uintptr_t>(op)) +
@@ -404,29 +384,18 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
     TensorState *state = nullptr;
     bool updated = false;
     for (auto [d, dim] : llvm::enumerate(dims)) {
-      // A dimension made of several factors is split major to minor: a
-      // minor factor's axes count only if every more major factor is fully
-      // split (else the dimension sharding cannot express them), and each
-      // factor's axes only while they divide it (an uneven split of one
-      // factor is no split of the merged dimension).
-      Axes want;
+      // A dimension made of several factors is split major to minor
+      // (tessel/sharding/Projection.h).
+      SmallVector<int64_t, 2> factorSizes;
+      SmallVector<AxisList, 2> perFactor;
       const Candidate *source = nullptr;
-      bool merged = dim.getFactors().size() > 1;
       for (int64_t f : dim.getFactors()) {
-        int64_t product = 1;
-        for (StringAttr a : chosen[f]) {
-          int64_t n = axisSize(mesh, a);
-          if (llvm::is_contained(want, a) ||
-              (merged && sizes[f] % (product * n) != 0))
-            break;
-          want.push_back(a);
-          product *= n;
-        }
+        factorSizes.push_back(sizes[f]);
+        perFactor.emplace_back(chosen[f].begin(), chosen[f].end());
         if (!source && !chosen[f].empty())
           source = winner[f];
-        if (product != sizes[f])
-          break;
       }
+      Axes want = joinFactorAxes(meshOp(mesh), factorSizes, perFactor);
       if (want.empty())
         continue;
       if (!state)
@@ -436,13 +405,13 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
           !isPrefix(cur.axes, want))
         continue;
       // Never use an axis twice in one tensor.
-      llvm::SmallDenseSet<StringAttr, 8> elsewhere;
+      SmallVector<StringAttr, 8> elsewhere;
       for (auto [e, other] : llvm::enumerate(state->dims))
         if (e != d)
-          elsewhere.insert(other.axes.begin(), other.axes.end());
+          elsewhere.append(other.axes.begin(), other.axes.end());
       Axes fit;
       for (StringAttr a : want) {
-        if (elsewhere.contains(a))
+        if (overlapsAny(a, elsewhere))
           break;
         fit.push_back(a);
       }
@@ -592,7 +561,7 @@ void Propagator::printExplanation(func::FuncOp func) {
     for (auto [d, ds] : llvm::enumerate(state.dims)) {
       if (ds.axes.empty() || !ds.origin)
         continue;
-      os << "    dim " << d << " " << str(ds.axes) << ": ";
+      os << "    dim " << d << " " << formatAxes(ds.axes) << ": ";
       if (!ds.origin->via) {
         os << "user annotation, " << ds.origin->root << "\n";
         continue;
@@ -639,7 +608,7 @@ void Propagator::printExplanation(func::FuncOp func) {
     }
     if (!partial.empty())
       os << "    partial: the results of '" << op->getName()
-         << "' are unreduced sums over " << str(partial)
+         << "' are unreduced sums over " << formatAxes(partial)
          << " (a sharded reduction factor)\n";
   });
   for (const Conflict &c : conflicts) {

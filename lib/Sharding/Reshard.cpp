@@ -1,6 +1,8 @@
 //===- Reshard.cpp - the reshard planner ----------------------------------===//
 
-#include "Reshard.h"
+#include "tessel/sharding/Reshard.h"
+
+#include "tessel/support/Mesh.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -15,13 +17,6 @@ static ArrayAttr axesAttr(OpBuilder &b, ArrayRef<StringAttr> axes) {
 
 static RankedTensorType typeOf(Value v) {
   return cast<RankedTensorType>(v.getType());
-}
-
-static std::string str(ArrayRef<StringAttr> axes) {
-  std::string s = "{";
-  for (auto [i, a] : llvm::enumerate(axes))
-    s += (i ? ", \"" : "\"") + a.getValue().str() + "\"";
-  return s + "}";
 }
 
 Value Resharder::constant(Location loc, RankedTensorType type, double value) {
@@ -78,6 +73,7 @@ Value Resharder::resolvePartial(Location loc, Value local, Layout &layout,
   for (size_t d = 0; d < layout.dims.size(); ++d) {
     AxisList want = layout.dims[d];
     want.append(layout.partial.begin(), layout.partial.end());
+    want = canonicalAxes(mesh.op(), want);
     int64_t n = mesh.size(layout.partial);
     if (to.dims[d] != want ||
         global.getDimSize(d) % mesh.size(want) != 0 ||
@@ -99,36 +95,59 @@ Value Resharder::resolvePartial(Location loc, Value local, Layout &layout,
   return r;
 }
 
-namespace {
-/// Mesh axes as the planner's indices and back.
-struct AxisTable {
-  SmallVector<StringAttr> names;
-  SmallVector<int64_t, 4> sizes;
+std::optional<AxisTable> AxisTable::refine(MeshOp mesh,
+                                           ArrayRef<const Layout *> layouts) {
+  AxisTable table(mesh);
+  MLIRContext *ctx = mesh.getContext();
+  for (auto [nameAttr, size] :
+       llvm::zip(mesh.getAxisNames(), mesh.getAxisSizes())) {
+    StringRef name = cast<StringAttr>(nameAttr).getValue();
+    // Boundaries in the axis coordinate's digits: pre-sizes where a
+    // reference starts or ends.
+    SmallVector<int64_t, 4> cuts = {1, size};
+    for (const Layout *l : layouts)
+      for (const AxisList &axes : l->dims)
+        for (StringAttr a : axes) {
+          ::tessel::AxisRef r = *::tessel::AxisRef::parse(a.getValue());
+          if (r.name != name || r.isWhole())
+            continue;
+          cuts.push_back(r.pre);
+          cuts.push_back(r.pre * r.size);
+        }
+    llvm::sort(cuts);
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+      if (cuts[i + 1] % cuts[i] != 0)
+        return std::nullopt;
+      int64_t atom = cuts[i + 1] / cuts[i];
+      table.atoms.push_back(
+          cuts.size() == 2 ? StringAttr::get(ctx, name)
+                           : StringAttr::get(ctx, ::tessel::AxisRef::subAxis(
+                                                      name, cuts[i], atom)));
+      table.atomSizes.push_back(atom);
+    }
+  }
+  return table;
+}
 
-  explicit AxisTable(MeshOp mesh) {
-    for (auto [name, size] :
-         llvm::zip(mesh.getAxisNames(), mesh.getAxisSizes())) {
-      names.push_back(cast<StringAttr>(name));
-      sizes.push_back(size);
-    }
+sharding::AxisDims AxisTable::indices(const Layout &l) const {
+  sharding::AxisDims dims;
+  for (const AxisList &axes : l.dims) {
+    dims.emplace_back();
+    for (StringAttr a : axes)
+      for (auto [i, atom] : llvm::enumerate(atoms))
+        if (::tessel::axesOverlap(a.getValue(), atom.getValue()))
+          dims.back().push_back(i); // atoms are listed major to minor
   }
-  sharding::AxisDims indices(const Layout &l) const {
-    sharding::AxisDims dims;
-    for (const AxisList &axes : l.dims) {
-      dims.emplace_back();
-      for (StringAttr a : axes)
-        dims.back().push_back(llvm::find(names, a) - names.begin());
-    }
-    return dims;
-  }
-  AxisList axes(ArrayRef<int> indices) const {
-    AxisList l;
-    for (int a : indices)
-      l.push_back(names[a]);
-    return l;
-  }
-};
-} // namespace
+  return dims;
+}
+
+AxisList AxisTable::axes(ArrayRef<int> indices) const {
+  AxisList l;
+  for (int a : indices)
+    l.push_back(atoms[a]);
+  return canonicalAxes(mesh, l);
+}
 
 /// `local` restricted along `dim` to its first `size` elements.
 static Value sliceTo(OpBuilder &b, Location loc, Value local, int64_t dim,
@@ -181,9 +200,8 @@ Value Resharder::shiftBlocks(Location loc, Value local, int64_t dim,
 
 Value Resharder::emitMove(Location loc, Value local,
                           const sharding::ReshardMove &m,
-                          RankedTensorType global) {
+                          const AxisTable &table, RankedTensorType global) {
   using Kind = sharding::ReshardMoveKind;
-  AxisTable table(mesh.op());
   AxisList axes = table.axes(m.axes);
   int64_t n = mesh.size(axes);
   SmallVector<int64_t> shape(typeOf(local).getShape());
@@ -230,25 +248,33 @@ FailureOr<Value> Resharder::reshard(Location loc, Value local,
     local = resolvePartial(loc, local, cur, to, global);
   if (cur.dims == to.dims)
     return local;
-  AxisTable table(mesh.op());
+  std::optional<AxisTable> table = AxisTable::refine(mesh.op(), {&cur, &to});
+  if (!table) {
+    // Sub-axes of one axis that do not nest: through the replicated layout.
+    Layout all = Layout::replicated(global.getRank());
+    FailureOr<Value> whole = reshard(loc, local, cur, all, global);
+    if (failed(whole))
+      return failure();
+    return reshard(loc, *whole, all, to, global);
+  }
   sharding::ReshardProblem problem;
   problem.shape.assign(global.getShape().begin(), global.getShape().end());
   problem.elementBytes =
       std::max<int64_t>(1, global.getElementTypeBitWidth() / 8);
-  problem.axisSizes = table.sizes;
-  problem.from = table.indices(cur);
-  problem.to = table.indices(to);
+  problem.axisSizes.assign(table->sizes().begin(), table->sizes().end());
+  problem.from = table->indices(cur);
+  problem.to = table->indices(to);
   const sharding::ReshardPlan &plan = planFor(problem);
   if (int64_t d = plan.rematerializedDim; d >= 0) {
     InFlightDiagnostic diag = strict ? emitError(loc) : emitWarning(loc);
-    diag << "resharding dimension " << d << " from " << str(cur.dims[d])
-         << " to " << str(to.dims[d])
+    diag << "resharding dimension " << d << " from " << formatAxes(cur.dims[d])
+         << " to " << formatAxes(to.dims[d])
          << " rematerializes it (gather, then slice)";
     if (strict)
       return diag;
   }
   for (const sharding::ReshardMove &m : plan.moves)
-    local = emitMove(loc, local, m, global);
+    local = emitMove(loc, local, m, *table, global);
   return local;
 }
 
@@ -260,6 +286,9 @@ Resharder::planFor(const sharding::ReshardProblem &problem) {
   for (int64_t s : problem.shape)
     os << s << 'x';
   os << problem.elementBytes << ':';
+  for (int64_t s : problem.axisSizes) // atoms differ between reshards
+    os << s << ',';
+  os << ':';
   for (const auto *dims : {&problem.from, &problem.to}) {
     for (const auto &axes : *dims) {
       for (int a : axes)

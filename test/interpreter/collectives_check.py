@@ -33,11 +33,21 @@ from safetensors_io import read_arrays as read_safetensors  # noqa: E402
 from safetensors_io import write_safetensors  # noqa: E402
 
 
+def parse_ref(a):
+    """'x' -> ('x', None, None); 'x:(k)m' (a sub-axis) -> ('x', k, m)."""
+    if ":" not in a:
+        return a, None, None
+    name, rest = a.split(":")
+    k, m = rest[1:].split(")")
+    return name, int(k), int(m)
+
+
 class Mesh:
-    def __init__(self, axes):
+    def __init__(self, axes, sub_axis_cases=None):
         self.names = [a for a, _ in axes]
         self.sizes = [s for _, s in axes]
         self.n = int(np.prod(self.sizes))
+        self.sub_axis_cases = sub_axis_cases
 
     def coords(self, d):
         c = []
@@ -52,28 +62,67 @@ class Mesh:
             d = d * s + x
         return d
 
+    def ref(self, a):
+        """(axis index, weight of its digit, size) of an axis or sub-axis:
+        sub-axis (k)m of an axis of n devices is the digit of weight
+        n/(k*m) of the axis coordinate."""
+        name, k, m = parse_ref(a)
+        i = self.names.index(name)
+        n = self.sizes[i]
+        return (i, 1, n) if k is None else (i, n // (k * m), m)
+
+    def digit(self, d, a):
+        i, w, m = self.ref(a)
+        return self.coords(d)[i] // w % m
+
     def index(self, d, axes):
-        c, g = self.coords(d), 0
+        g = 0
         for a in axes:
-            i = self.names.index(a)
-            g = g * self.sizes[i] + c[i]
+            g = g * self.ref(a)[2] + self.digit(d, a)
         return g
 
     def size(self, axes):
-        return int(np.prod([self.sizes[self.names.index(a)] for a in axes]))
+        return int(np.prod([self.ref(a)[2] for a in axes]))
+
+    def residual(self, d, axes):
+        """d's coordinates with the digits `axes` cover set to zero."""
+        c = self.coords(d)
+        for a in axes:
+            i, w, _ = self.ref(a)
+            c[i] -= self.digit(d, a) * w
+        return c
 
     def group(self, d, axes):
         members = [None] * self.size(axes)
         for e in range(self.n):
-            ce, cd = self.coords(e), self.coords(d)
-            if all(ce[i] == cd[i] for i, a in enumerate(self.names)
-                   if a not in axes):
+            if self.residual(e, axes) == self.residual(d, axes):
                 members[self.index(e, axes)] = e
         return members
 
+    def complement(self, axes):
+        """The axes and sub-axes `axes` leave out, major to minor."""
+        rest = []
+        for i, (name, n) in enumerate(zip(self.names, self.sizes)):
+            covered = sorted((k, k * m) for a in axes
+                             for nm, k, m in [parse_ref(a)] if nm == name
+                             for k, m in [(k or 1, m or n)])
+            pre = 1
+            for lo, hi in covered + [(n, n)]:
+                if lo > pre:
+                    rest.append(name if (pre, lo) == (1, n)
+                                else "%s:(%d)%d" % (name, pre, lo // pre))
+                pre = max(pre, hi)
+        return rest
+
+
+def quoted(a):
+    """An axis as a sharding writes it: "x" or "x":(k)m."""
+    name, k, m = parse_ref(a)
+    return '"%s"' % name if k is None else '"%s":(%d)%d' % (name, k, m)
+
 
 def sharding(mesh_name, dims):
-    body = ", ".join("{" + ", ".join('"%s"' % a for a in axes) + "}"
+    body = ", ".join("{" + ", ".join(quoted(a) for a in axes) + "}"
                      for axes in dims)
     return "#tessel.sharding<@%s, [%s]>" % (mesh_name, body)
 
@@ -109,6 +158,9 @@ def place(mesh, out_dims, per_device, global_shape):
 
 
 def cases(mesh):
+    if mesh.sub_axis_cases:
+        yield from mesh.sub_axis_cases
+        return
     for r in range(1, len(mesh.names) + 1):
         for subset in itertools.combinations(mesh.names, r):
             orders = [list(subset)]
@@ -148,18 +200,24 @@ def main():
                    help="give each mesh a reversed device list")
     p.add_argument("--ops", help="comma-separated op names to check")
     p.add_argument("--meshes", default="0,1,2",
-                   help="which meshes: 0 (x=4), 1 (x=2, y=3), 2 (2x2x2)")
+                   help="which meshes: 0 (x=4), 1 (x=2, y=3), 2 (2x2x2); "
+                   "with sub-axes: 3 (x=8), 4 (x=4, y=2)")
     opts = p.parse_args()
     os.makedirs(opts.out, exist_ok=True)
     meshes = [Mesh([("x", 4)]), Mesh([("x", 2), ("y", 3)]),
-              Mesh([("a", 2), ("b", 2), ("c", 2)])]
+              Mesh([("a", 2), ("b", 2), ("c", 2)]),
+              Mesh([("x", 8)], [["x:(1)2"], ["x:(2)4"], ["x:(2)2"],
+                                ["x:(4)2", "x:(1)2"], ["x:(1)4"],
+                                ["x:(1)2", "x:(4)2"]]),
+              Mesh([("x", 4), ("y", 2)], [["y", "x:(2)2"], ["x:(1)2"],
+                                          ["x:(2)2", "y"]])]
     meshes = [meshes[int(i)] for i in opts.meshes.split(",")]
     passed = failed = 0
     rng = np.random.default_rng(0)
     for mesh in meshes:
         for axes in cases(mesh):
             n = mesh.size(axes)
-            rest = [a for a in mesh.names if a not in axes]
+            rest = mesh.complement(axes)
             cols = 2 * n
             X = rng.standard_normal((2 * mesh.n, cols)).astype(np.float32)
             local = [X[2 * d:2 * d + 2] for d in range(mesh.n)]

@@ -188,18 +188,57 @@ class Checker:
             self.case("reshard %d/%d" % (seed, i), base + ".mlir", i)
 
 
+def quoted(a):
+    """An axis as a sharding writes it: "a", or a sub-axis "a":(k)m."""
+    name, _, sub = a.partition(":")
+    return '"%s"' % name + (":" + sub if sub else "")
+
+
+def sub_axes(a, n, rng):
+    """Axis `a` of size n whole, or (sometimes) cut into a major and a minor
+    sub-axis."""
+    cuts = [p for p in range(2, n) if n % p == 0]
+    if not cuts or rng.random() < 0.6:
+        return [a]
+    p = rng.choice(cuts)
+    return ["%s:(1)%d" % (a, p), "%s:(%d)%d" % (a, p, n // p)]
+
+
+def canonical(dim, sizes):
+    """Merges adjacent sub-axes that continue each other (the verifier
+    wants them written as one)."""
+    out = []
+    for a in dim:
+        if out and ":" in a and ":" in out[-1]:
+            n0, s0 = out[-1].split(":")
+            n1, s1 = a.split(":")
+            k0, m0 = map(int, s0[1:].split(")"))
+            k1, m1 = map(int, s1[1:].split(")"))
+            if n0 == n1 and k0 * m0 == k1:
+                out[-1] = (n0 if k0 == 1 and m0 * m1 == sizes[n0]
+                           else "%s:(%d)%d" % (n0, k0, m0 * m1))
+                continue
+        out.append(a)
+    return out
+
+
 def reshard_program(rng):
     axes = ["a", "b", "c"][:rng.randint(1, 3)]
-    sizes = [rng.randint(1, 4) for _ in axes]
+    sizes = [rng.choice([1, 2, 3, 4, 4, 6, 8]) if rng.random() < 0.4
+             else rng.randint(1, 4) for _ in axes]
+    while len(axes) > 1 and sizes[0] * sizes[1] > 24:
+        sizes[1] = 2
     shape = [rng.randint(1, 13) for _ in range(rng.randint(1, 3))]
 
     def layout():
         dims = [[] for _ in shape]
-        for a in rng.sample(axes, len(axes)):
+        parts = [p for a, n in zip(axes, sizes) for p in sub_axes(a, n, rng)]
+        for a in rng.sample(parts, len(parts)):
             if rng.random() < 0.7:
                 dims[rng.randrange(len(shape))].append(a)
+        dims = [canonical(d, dict(zip(axes, sizes))) for d in dims]
         return "[" + ", ".join(
-            "{" + ", ".join('"%s"' % a for a in d) + "}" for d in dims) + "]"
+            "{" + ", ".join(quoted(a) for a in d) + "}" for d in dims) + "]"
     t = "tensor<%sxf32>" % "x".join(map(str, shape))
     mesh = ", ".join('"%s"=%d' % (a, n) for a, n in zip(axes, sizes))
     return ("tessel.mesh @mesh [%s]\n"

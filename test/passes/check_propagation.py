@@ -2,7 +2,7 @@
 """Property checks of --tessel-propagate.
 
   --random N --seed S: generates N random programs (random meshes of 1-4
-    axes, random shapes, ops of every rule kind, random annotations: open and
+    axes, some dimensions split over sub-axes, random shapes, ops of every rule kind, random annotations: open and
     closed dimensions, several axes per dimension, priorities, sharding
     constraints, result annotations), propagates them, and checks that
       * propagation succeeds and its output verifies,
@@ -28,8 +28,9 @@ class Gen:
         k = rng.choice([1, 1, 2, 2, 3, 4])
         self.axes = rng.sample(["x", "y", "z", "w"], k)
         # Four axes of 2 (16 devices) keep the interpreter's threads few.
-        self.sizes = {a: 2 if k == 4 else rng.choice([2, 3, 4])
-                      for a in self.axes}
+        # One axis may be 6 or 8: sizes with factors for sub-axes.
+        self.sizes = {a: 2 if k == 4 else rng.choice(
+            [2, 3, 4, 4, 6, 8] if k == 1 else [2, 3, 4]) for a in self.axes}
         self.values = []  # (name, shape)
         self.constraints = set()
         self.closed = []  # (value name, dim, axes) user-closed dims
@@ -45,11 +46,24 @@ class Gen:
         self.rng.shuffle(free)
         dims = []
         for d in range(len(shape)):
-            take = []
+            take, later = [], []
             while free and self.rng.random() < 0.4 and len(take) < 2:
-                take.append(free.pop())
+                a = free.pop()
+                n = self.sizes.get(a, 1)  # 1: already a sub-axis
+                cuts = [p for p in range(2, n) if n % p == 0]
+                if cuts and self.rng.random() < 0.3:
+                    # The major or the minor part of `a` (a sub-axis); the
+                    # other part stays free for a later dimension.
+                    p = self.rng.choice(cuts)
+                    parts = ["%s:(1)%d" % (a, p), "%s:(%d)%d" % (a, p, n // p)]
+                    self.rng.shuffle(parts)
+                    a = parts[0]
+                    later.append(parts[1])
+                take.append(a)
+            free = later + free
             is_open = self.rng.random() < 0.5
-            body = ", ".join('"%s"' % a for a in take)
+            body = ", ".join('"%s"' % a if ":" not in a else
+                             '"%s":%s' % tuple(a.split(":")) for a in take)
             if is_open:
                 body = body + ", ?" if body else "?"
             prio = "p%d" % self.rng.randint(0, 2) if (

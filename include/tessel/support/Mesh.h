@@ -5,6 +5,12 @@
 // coordinate not in A; a device's index in that group is its row-major
 // position over its coordinates on A, in the order A lists them.
 //
+// An axis of A may be a sub-axis, written "a:(k)m": the m devices of axis
+// "a" (size n) that differ only in the digit of weight n/(k*m) of their
+// coordinate, where k is the product of the sub-axes more major than it
+// (Shardy's `"a":(k)m`). "a:(1)2" and "a:(2)2" are the major and minor
+// halves of an axis of size 4; listed in that order they equal "a".
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TESSEL_SUPPORT_MESH_H
@@ -15,21 +21,49 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace tessel {
+
+/// A mesh axis named in a sharding or a collective: a whole axis ("a", size
+/// 0 here) or a sub-axis "a:(pre)size".
+struct AxisRef {
+  std::string name;
+  int64_t pre = 1;
+  int64_t size = 0; ///< 0: the whole axis
+
+  bool isWhole() const { return size == 0; }
+  /// Parses "a" or "a:(k)m"; nullopt for a malformed sub-axis (k < 1, m < 2).
+  static std::optional<AxisRef> parse(llvm::StringRef text);
+  /// "a" or "a:(k)m".
+  std::string str() const;
+  static std::string subAxis(llvm::StringRef name, int64_t pre, int64_t size);
+};
+
+/// Whether two axis references share devices' digits: the same axis, where
+/// either is whole or their [pre, pre*size) ranges intersect.
+bool axesOverlap(llvm::StringRef a, llvm::StringRef b);
+
+/// Whether `name` can name a mesh axis (not empty, none of `:()`).
+bool isValidAxisName(llvm::StringRef name);
 
 struct MeshShape {
   std::vector<std::string> axisNames;
   std::vector<int64_t> axisSizes;
 
   int64_t numDevices() const;
-  /// Index of `axis`, or -1.
+  /// Index of the mesh axis named `axis` (a sub-axis: of its axis), or -1.
   int64_t axisIndex(llvm::StringRef axis) const;
+  /// Size of an axis or sub-axis; -1 if the mesh has no such axis or the
+  /// sub-axis does not divide it.
+  int64_t axisSize(llvm::StringRef axis) const;
   /// Coordinates of `device` (row-major).
   Shape coords(int64_t device) const;
   int64_t deviceAt(llvm::ArrayRef<int64_t> coords) const;
+  /// `device`'s coordinate along an axis or sub-axis (which must exist).
+  int64_t coord(int64_t device, llvm::StringRef axis) const;
   /// Product of the sizes of `axes`.
   int64_t groupSize(llvm::ArrayRef<std::string> axes) const;
   /// `device`'s index in its group over `axes`.

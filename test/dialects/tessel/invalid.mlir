@@ -70,6 +70,48 @@ func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
   return %0 : tensor<4xf32>
 }
 // -----
+// Tests: a sub-axis overlapping its whole axis is an axis used twice.
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+// expected-error@+1 {{mesh axes "tp" and "tp:(2)2" (they overlap) are used twice (dimensions 0 and 1)}}
+func.func @f(%a: tensor<4x4xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"tp"}, {"tp":(2)2}]>}) { return }
+// -----
+// Tests: overlapping sub-axes of one axis are refused.
+tessel.mesh @mesh ["dp"=2, "tp"=8]
+// expected-error@+1 {{mesh axes "tp:(1)4" and "tp:(2)2" (they overlap) are both listed in dimension 0}}
+func.func @f(%a: tensor<4x4xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"tp":(1)4, "tp":(2)2}, {}]>}) { return }
+// -----
+// Tests: a sub-axis has at least two devices.
+tessel.mesh @mesh ["tp"=4]
+// expected-error@+1 {{sharding axis "tp:(2)1" is neither an axis name nor a sub-axis "a":(k)m with k >= 1 and m >= 2}}
+func.func @f(%a: tensor<4xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"tp":(2)1}]>}) { return }
+// -----
+// Tests: a sub-axis divides its axis.
+tessel.mesh @mesh ["tp"=6]
+// expected-error@+1 {{sharding of argument #0 names axis "tp:(2)2" (dimension 0), which mesh @mesh cannot split that way (a sub-axis (k)m needs k*m to divide the axis)}}
+func.func @f(%a: tensor<4xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"tp":(2)2}]>}) { return }
+// -----
+// Tests: sub-axes are written canonically: the whole axis as itself, ...
+tessel.mesh @mesh ["tp"=4]
+// expected-error@+1 {{names sub-axis "tp:(1)4" (dimension 0), which is all of axis "tp"; write the axis}}
+func.func @f(%a: tensor<4xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"tp":(1)4}]>}) { return }
+// -----
+// ... and sub-axes that continue each other as one.
+tessel.mesh @mesh ["tp"=8]
+// expected-error@+1 {{lists sub-axes "tp:(1)2" and "tp:(2)2" (dimension 0), which continue each other; write them as one}}
+func.func @f(%a: tensor<4xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"tp":(1)2, "tp":(2)2}]>}) { return }
+// -----
+// Tests: mesh axis names cannot be read as sub-axes.
+// expected-error@+1 {{'tessel.mesh' op has an axis named "a:(1)2"; axis names use none of ':', '(' and ')'}}
+tessel.mesh @m ["a:(1)2"=2]
+// -----
+// Tests: a collective over overlapping axes is refused.
+tessel.mesh @mesh ["tp"=4]
+func.func @f(%a: tensor<4xf32>) {
+  // expected-error@+1 {{'tessel.all_reduce' op lists mesh axis "tp:(2)2" twice (it overlaps "tp")}}
+  %0 = tessel.all_reduce sum %a on @mesh ["tp", "tp:(2)2"] : tensor<4xf32>
+  return
+}
+// -----
 // Tests: an axis listed twice within one dimension is named as such.
 tessel.mesh @mesh ["dp"=2, "tp"=2]
 // expected-error@+1 {{mesh axis "dp" is listed twice in dimension 0}}

@@ -30,6 +30,19 @@ func.func @shardings(
   return %1 : tensor<8x16xf32>
 }
 
+// Tests that sub-axes round-trip: "tp" (4 devices) as its halves, each in
+// another dimension, and a minor half beside a whole axis; in the generic
+// form a sub-axis is the axis name "tp:(2)2".
+// CHECK-LABEL: func.func @sub_axes
+// CHECK-SAME: tessel.sharding = #tessel.sharding<@mesh, [{"tp":(1)2}, {"dp", "tp":(2)2}]>
+// CHECK: tessel.all_gather %{{.*}} on @mesh ["tp:(2)2"], dim = 1 : (tensor<8x16xf32>) -> tensor<8x32xf32>
+func.func @sub_axes(
+    %a: tensor<8x16xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"tp":(1)2}, {"dp", "tp":(2)2}]>})
+    -> tensor<8x32xf32> {
+  %0 = tessel.all_gather %a on @mesh ["tp:(2)2"], dim = 1 : (tensor<8x16xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
 // Tests that names and logical axis tags round-trip.
 // CHECK-LABEL: func.func @names
 // CHECK-SAME: tessel.logical_axes = ["embed", "mlp"], tessel.name = "h.0.mlp.c_fc.weight"

@@ -1,13 +1,12 @@
 //===- Layout.h - how a global value lies on the devices --------*- C++ -*-===//
 
-#ifndef TESSEL_LIB_SHARDING_LAYOUT_H
-#define TESSEL_LIB_SHARDING_LAYOUT_H
+#ifndef TESSEL_SHARDING_LAYOUT_H
+#define TESSEL_SHARDING_LAYOUT_H
 
 #include "tessel/dialects/tessel/TesselOps.h"
+#include "tessel/sharding/Projection.h"
 
 namespace mlir::tessel {
-
-using AxisList = SmallVector<StringAttr, 2>;
 
 /// A global tensor's layout: per dimension the mesh axes splitting it (major
 /// to minor), and the axes over which the local values are unreduced partial
@@ -72,4 +71,4 @@ private:
 
 } // namespace mlir::tessel
 
-#endif // TESSEL_LIB_SHARDING_LAYOUT_H
+#endif // TESSEL_SHARDING_LAYOUT_H

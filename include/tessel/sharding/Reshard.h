@@ -8,19 +8,44 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TESSEL_LIB_SHARDING_RESHARD_H
-#define TESSEL_LIB_SHARDING_RESHARD_H
+#ifndef TESSEL_SHARDING_RESHARD_H
+#define TESSEL_SHARDING_RESHARD_H
 
-#include "Layout.h"
+#include "tessel/sharding/Layout.h"
 
 #include "tessel/sharding/ReshardPlan.h"
 
 #include "llvm/ADT/StringMap.h"
 
+#include <optional>
+
 #include "mlir/IR/Builders.h"
 
 namespace mlir::tessel {
 namespace sharding = ::tessel::sharding;
+
+/// The planner's view of a mesh (tessel/sharding/ReshardPlan.h): axes as
+/// indices. Where the layouts of a reshard name sub-axes, each mesh axis is
+/// cut at every boundary either layout uses, so that every axis reference is
+/// a run of whole "atoms" ("a" of size 4 against "a":(2)2 becomes the atoms
+/// "a":(1)2, "a":(2)2) and the planner moves atoms independently.
+class AxisTable {
+public:
+  /// The table for `layouts`, or nullopt when two of their sub-axes of one
+  /// axis do not nest (as "a":(1)2 and "a":(1)3 of an axis of 6).
+  static std::optional<AxisTable> refine(MeshOp mesh,
+                                         ArrayRef<const Layout *> layouts);
+  sharding::AxisDims indices(const Layout &l) const;
+  /// The axes of `indices`, canonical (adjacent atoms merged).
+  AxisList axes(ArrayRef<int> indices) const;
+  ArrayRef<int64_t> sizes() const { return atomSizes; }
+
+private:
+  explicit AxisTable(MeshOp mesh) : mesh(mesh) {}
+  MeshOp mesh;
+  SmallVector<StringAttr> atoms;
+  SmallVector<int64_t, 4> atomSizes;
+};
 
 class Resharder {
 public:
@@ -37,8 +62,6 @@ public:
   Value maskPadding(Location loc, Value local, const Layout &layout,
                     RankedTensorType global, int64_t dim, double fill);
 
-  /// A 0-d tensor (i32, or `elementType`): this device's group index over
-  /// `axes`.
   /// Device g's block of `dim` (split over `axes`, blocks of L) shifted by
   /// `shift` (|shift| <= L): global rows [gL + shift, gL + shift + L), the
   /// |shift| rows beyond its own block received from the neighbouring
@@ -48,6 +71,8 @@ public:
                     ArrayRef<StringAttr> axes, int64_t shift);
   /// `local` padded with zeros at the end of `dim` to `size`, if shorter.
   Value padTo(Location loc, Value local, int64_t dim, int64_t size);
+  /// A 0-d tensor (i32, or `elementType`): this device's group index over
+  /// `axes`.
   Value axisIndex(Location loc, ArrayRef<StringAttr> axes,
                   Type elementType = {});
   /// The global index of each position along `dim` (i32 tensor of `local`'s
@@ -58,7 +83,7 @@ public:
 
 private:
   Value emitMove(Location loc, Value local, const sharding::ReshardMove &m,
-                 RankedTensorType global);
+                 const AxisTable &table, RankedTensorType global);
   const sharding::ReshardPlan &planFor(const sharding::ReshardProblem &p);
   Value resolvePartial(Location loc, Value local, Layout &layout,
                        const Layout &to, RankedTensorType global);
@@ -71,4 +96,4 @@ private:
 
 } // namespace mlir::tessel
 
-#endif // TESSEL_LIB_SHARDING_RESHARD_H
+#endif // TESSEL_SHARDING_RESHARD_H
