@@ -84,7 +84,13 @@ private:
   OpShardingRuleAttr ruleOf(Operation *op);
   /// Propagates through `op`; appends the values that changed.
   void propagate(Operation *op, SmallVectorImpl<Value> &changed);
-  bool runWorklist(func::FuncOp func, bool pointwiseOnly);
+  /// Which ops propagate, and how, in one worklist run (see run()).
+  enum class Stage {
+    Pointwise,          ///< element-wise ops only, both ways
+    BroadcastsBackward, ///< every op; broadcasts only result -> operand
+    All,                ///< every op both ways
+  };
+  bool runWorklist(func::FuncOp func, Stage stage);
   void writeBack(func::FuncOp func);
   void printExplanation(func::FuncOp func);
 
@@ -121,6 +127,7 @@ private:
   std::vector<Conflict> conflicts;
   std::set<std::string> conflictKeys;
   int64_t phase = 0;
+  Stage stage = Stage::All;
 };
 
 LogicalResult Propagator::seed(Value v, ShardingAttr sharding, Location loc,
@@ -300,9 +307,14 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
   int64_t numFactors = rule.getNumFactors();
   SmallVector<SmallVector<Candidate, 4>, 4> candidates(numFactors);
   ArrayRef<int64_t> sizes = rule.getFactorSizes();
+  // Before the last stage a broadcast only passes its result's sharding
+  // back to its operand.
+  unsigned numOperands = op->getNumOperands();
+  bool backwardOnly =
+      stage != Stage::All && isa<BroadcastInDimOp>(op);
   for (auto [t, v] : llvm::enumerate(tensors)) {
     auto it = states.find(v);
-    if (it == states.end())
+    if (it == states.end() || (backwardOnly && t < numOperands))
       continue;
     int64_t elements = cast<RankedTensorType>(v.getType()).getNumElements();
     for (auto [d, dim] : llvm::enumerate(mappings[t].getDims())) {
@@ -380,6 +392,8 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
 
   // Project back: extend open dimensions whose sharding is a prefix.
   for (auto [t, v] : llvm::enumerate(tensors)) {
+    if (backwardOnly && t >= numOperands)
+      continue;
     ArrayRef<DimMappingAttr> dims = mappings[t].getDims();
     TensorState *state = nullptr;
     bool updated = false;
@@ -430,7 +444,9 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
   }
 }
 
-bool Propagator::runWorklist(func::FuncOp func, bool pointwiseOnly) {
+bool Propagator::runWorklist(func::FuncOp func, Stage runStage) {
+  stage = runStage;
+  bool pointwiseOnly = stage == Stage::Pointwise;
   // First in, first out, starting in program order: shardings flow forward
   // from the arguments before they flow back from later constraints.
   std::deque<Operation *> worklist;
@@ -642,8 +658,15 @@ LogicalResult Propagator::run() {
       phase = p;
       bool changed = true;
       while (changed) {
-        changed = runWorklist(func, /*pointwiseOnly=*/true);
-        changed |= runWorklist(func, /*pointwiseOnly=*/false);
+        // Broadcasts propagate forward last: a small operand's sharding
+        // then never decides the layout of the large result before the
+        // result's other users have had their say (it would make them
+        // reshard the large tensor instead of the small one).
+        changed = false;
+        while (runWorklist(func, Stage::Pointwise) |
+               runWorklist(func, Stage::BroadcastsBackward))
+          changed = true;
+        changed |= runWorklist(func, Stage::All);
       }
     }
     writeBack(func);
