@@ -8,11 +8,12 @@
 // [gL, gL + L) reads operand rows [gL + s, gL + s + L): its own block
 // shifted by s, the |s| rows beyond it coming from the neighbouring device.
 // When |s| <= L that is one collective_permute of |s| rows per device
-// (XLA's halo exchange) instead of gathering the dimension; a pad then
-// writes its value where the row does not exist. A split the halo cannot
-// serve (blocks of another size, a shift longer than a block) is dropped:
-// the dimension is gathered and the window taken locally, as for the
-// strided slices whose dimensions need replication.
+// (XLA's halo exchange) instead of gathering the dimension; a longer shift
+// first moves whole blocks |s|/L devices over (a second permute). A pad
+// then writes its value where the row does not exist. A split the halo
+// cannot serve (blocks of another size) is dropped: the dimension is
+// gathered and the window taken locally, as for the strided slices whose
+// dimensions need replication.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,8 +56,7 @@ LogicalResult mlir::tessel::partitionWindow(SpmdPartitioner &p,
         factors[fs[0]].empty())
       continue;
     int64_t L = mesh.localSize(outG.getDimSize(d), factors[fs[0]]);
-    if (L != mesh.localSize(inG.getDimSize(d), factors[fs[0]]) ||
-        std::abs(windowShift(op, d)) > L)
+    if (L != mesh.localSize(inG.getDimSize(d), factors[fs[0]]) || L == 0)
       factors[fs[0]].clear();
   }
   Layout inL = p.layoutFor(rule, inMap, factors, inG);

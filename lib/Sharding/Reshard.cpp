@@ -170,9 +170,9 @@ Value Resharder::padTo(Location loc, Value local, int64_t dim, int64_t size) {
 
 Value Resharder::shiftBlocks(Location loc, Value local, int64_t dim,
                              ArrayRef<StringAttr> axes, int64_t shift) {
-  if (shift == 0)
+  int64_t L = typeOf(local).getDimSize(dim), n = mesh.size(axes);
+  if (shift == 0 || L == 0)
     return local;
-  int64_t L = typeOf(local).getDimSize(dim), k = std::abs(shift);
   auto rows = [&](int64_t begin, int64_t end) {
     SmallVector<int64_t> start(typeOf(local).getRank(), 0),
         limit(typeOf(local).getShape()), strides(start.size(), 1);
@@ -180,21 +180,30 @@ Value Resharder::shiftBlocks(Location loc, Value local, int64_t dim,
     limit[dim] = end;
     return SliceOp::create(b, loc, local, start, limit, strides).getResult();
   };
-  // Forward (shift > 0): each device sends its first k rows to the previous
-  // one; backward: its last k rows to the next one.
-  Value halo = shift > 0 ? rows(0, k) : rows(L - k, L);
-  SmallVector<int64_t> pairs;
-  for (int64_t g = 0; g + 1 < mesh.size(axes); ++g)
-    llvm::append_range(pairs, shift > 0 ? SmallVector<int64_t>{g + 1, g}
-                                        : SmallVector<int64_t>{g, g + 1});
-  Value got = CollectivePermuteOp::create(b, loc, halo.getType(), halo,
-                                          mesh.ref(), axesAttr(b, axes),
-                                          b.getDenseI64ArrayAttr(pairs));
-  if (k == L)
-    return got;
-  Value own = shift > 0 ? rows(k, L) : rows(0, L - k);
-  SmallVector<Value, 2> parts = shift > 0 ? SmallVector<Value, 2>{own, got}
-                                          : SmallVector<Value, 2>{got, own};
+  // `v` of the device `distance` positions further along the group (zeros
+  // past either end).
+  auto from = [&](Value v, int64_t distance) -> Value {
+    if (distance == 0)
+      return v;
+    SmallVector<int64_t> pairs;
+    for (int64_t g = 0; g < n; ++g)
+      if (g + distance >= 0 && g + distance < n)
+        llvm::append_range(pairs, SmallVector<int64_t>{g + distance, g});
+    if (pairs.empty())
+      return constant(loc, typeOf(v), 0.0);
+    return CollectivePermuteOp::create(b, loc, v.getType(), v, mesh.ref(),
+                                       axesAttr(b, axes),
+                                       b.getDenseI64ArrayAttr(pairs));
+  };
+  // Rows [gL + shift, gL + shift + L) lie in the blocks q and q + 1 devices
+  // over (q = floor(shift / L)): the last L - r rows of the first, the first
+  // r rows of the second. Each device sends only those rows.
+  int64_t q = shift >= 0 ? shift / L : -((-shift + L - 1) / L);
+  int64_t r = shift - q * L;
+  if (r == 0)
+    return from(local, q);
+  SmallVector<Value, 2> parts = {from(rows(r, L), q),
+                                 from(rows(0, r), q + 1)};
   return ConcatenateOp::create(b, loc, parts, uint64_t(dim));
 }
 

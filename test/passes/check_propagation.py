@@ -182,7 +182,15 @@ class Gen:
             start = [0] * len(s)
             limit = list(s)
             limit[d] = r.randint(1, s[d])
+            # Offsets, some longer than a device's block (halo exchange).
+            c = r.random()
+            if c < 0.3:
+                start[d] = r.randint(0, limit[d] - 1)
+            elif c < 0.6:  # a few rows off the front: blocks keep their size
+                limit[d] = s[d]
+                start[d] = min(r.randint(1, 3), s[d] - 1)
             out = list(limit)
+            out[d] = limit[d] - start[d]
             return self.emit(
                 "tessel.slice %s, start = [%s], limit = [%s], strides = [%s]"
                 " : (%s) -> %s" % (v, ", ".join(map(str, start)),
@@ -216,6 +224,8 @@ class Gen:
             d = r.randint(0, len(s) - 1)
             lo, hi = [0] * len(s), [0] * len(s)
             lo[d], hi[d] = r.randint(0, 2), r.randint(1, 2)
+            if r.random() < 0.3:  # a shift longer than a block
+                lo[d] = r.randint(0, max(1, s[d]))
             out = [x + lo[i] + hi[i] for i, x in enumerate(s)]
             return self.emit("tessel.pad %s, low = [%s], high = [%s], value = "
                              "1.5 : (%s) -> %s" % (

@@ -63,10 +63,10 @@ public:
                     RankedTensorType global, int64_t dim, double fill);
 
   /// Device g's block of `dim` (split over `axes`, blocks of L) shifted by
-  /// `shift` (|shift| <= L): global rows [gL + shift, gL + shift + L), the
-  /// |shift| rows beyond its own block received from the neighbouring
-  /// device by one collective_permute (a halo exchange). Rows past either
-  /// end of the dimension are zeros.
+  /// `shift`: global rows [gL + shift, gL + shift + L), which lie in two
+  /// blocks; each comes by one collective_permute of just the rows needed
+  /// (a halo exchange: for |shift| < L, one of them is the device's own).
+  /// Rows past either end of the dimension are zeros.
   Value shiftBlocks(Location loc, Value local, int64_t dim,
                     ArrayRef<StringAttr> axes, int64_t shift);
   /// `local` padded with zeros at the end of `dim` to `size`, if shorter.
