@@ -137,6 +137,16 @@ void DimShardingAttr::print(AsmPrinter &printer) const {
 // ShardingAttr
 //===----------------------------------------------------------------------===//
 
+/// Why two conflicting axis references cannot split one tensor.
+static std::string conflictReason(StringRef a, StringRef b) {
+  ::tessel::AxisRef x = *::tessel::AxisRef::parse(a);
+  ::tessel::AxisRef y = *::tessel::AxisRef::parse(b);
+  if (x.isWhole() || y.isWhole() ||
+      std::max(x.pre, y.pre) < std::min(x.pre * x.size, y.pre * y.size))
+    return "they overlap";
+  return "they do not nest: they cut the axis two different ways";
+}
+
 LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    FlatSymbolRefAttr mesh,
                                    ArrayRef<DimShardingAttr> dims) {
@@ -148,13 +158,14 @@ LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "sharding of dimension " << dim << " is null";
     for (StringAttr axis : dimSharding.getAxes()) {
       for (auto [other, otherDim] : seen) {
-        if (!::tessel::axesOverlap(axis.getValue(), other))
+        if (!::tessel::axesConflict(axis.getValue(), other))
           continue;
         std::string what = other == axis.getValue()
                                ? "mesh axis \"" + other.str() + "\""
                                : "mesh axes \"" + other.str() + "\" and \"" +
-                                     axis.getValue().str() +
-                                     "\" (they overlap)";
+                                     axis.getValue().str() + "\" (" +
+                                     conflictReason(other, axis.getValue()) +
+                                     ")";
         if (otherDim == static_cast<int64_t>(dim))
           return emitError() << what
                              << (other == axis.getValue() ? " is listed twice"

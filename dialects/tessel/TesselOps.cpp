@@ -328,7 +328,7 @@ FailureOr<int64_t> verifyCollectiveAxes(Operation *op, FlatSymbolRefAttr mesh,
       return op->emitOpError() << "mesh " << mesh << " has no axis \"" << axis
                                << "\"";
     for (StringRef other : seen)
-      if (::tessel::axesOverlap(axis, other))
+      if (::tessel::axesConflict(axis, other))
         return op->emitOpError()
                << "lists mesh axis \"" << axis << "\" twice"
                << (axis == other ? ""

@@ -67,7 +67,7 @@ llvm::Error validateTensor(const TensorInfo &t, const MeshShape &mesh,
       if (mesh.axisSize(axis) < 0)
         return bad("is split over '" + axis + "', which its mesh lacks");
       if (llvm::any_of(
-              used, [&](const std::string &u) { return axesOverlap(u, axis); }))
+              used, [&](const std::string &u) { return axesConflict(u, axis); }))
         return bad("uses mesh axis '" + axis + "' twice");
       used.push_back(axis);
       devices *= mesh.axisSize(axis);
@@ -100,7 +100,7 @@ llvm::Error validateGroup(const CommGroup &g, size_t index,
       return fail("group " + llvm::Twine(index) + " is over axis '" + axis +
                   "', which mesh '" + g.mesh + "' lacks");
     if (llvm::any_of(
-            seen, [&](const std::string &u) { return axesOverlap(u, axis); }))
+            seen, [&](const std::string &u) { return axesConflict(u, axis); }))
       return fail("group " + llvm::Twine(index) + " repeats axis '" + axis +
                   "'");
     seen.push_back(axis);

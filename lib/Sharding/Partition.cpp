@@ -90,7 +90,7 @@ FunctionPartitioner::chooseFactors(Operation *op, OpShardingRuleAttr rule) {
         continue;
       AxisList fit;
       for (StringAttr a : split[k]) {
-        if (overlapsAny(a, used))
+        if (conflictsWithAny(a, used))
           break;
         fit.push_back(a);
       }
@@ -135,7 +135,7 @@ FunctionPartitioner::chooseFactors(Operation *op, OpShardingRuleAttr rule) {
         agreed = axes;
       }
     if (!consensus || !agreed || llvm::any_of(*agreed, [&](StringAttr a) {
-          return overlapsAny(a, used);
+          return conflictsWithAny(a, used);
         }))
       continue;
     factors[f] = *agreed;

@@ -147,7 +147,7 @@ LogicalResult mlir::tessel::partitionCrossEntropy(SpmdPartitioner &p,
     used.append(d.begin(), d.end());
   AxisList classAxes;
   for (StringAttr a : p.localOf(ce.getLogits()).layout.dims[last]) {
-    if (overlapsAny(a, used))
+    if (conflictsWithAny(a, used))
       break;
     classAxes.push_back(a);
   }

@@ -84,7 +84,7 @@ AxisList mlir::tessel::joinFactorAxes(MeshOp mesh,
     int64_t product = 1;
     for (StringAttr a : axes) {
       int64_t n = mesh.getAxisSize(a.getValue());
-      if (overlapsAny(a, joined) || (merged && size % (product * n) != 0))
+      if (conflictsWithAny(a, joined) || (merged && size % (product * n) != 0))
         break;
       joined.push_back(a);
       product *= n;
@@ -112,9 +112,9 @@ AxisList mlir::tessel::canonicalAxes(MeshOp mesh, ArrayRef<StringAttr> axes) {
   return out;
 }
 
-bool mlir::tessel::overlapsAny(StringAttr axis, ArrayRef<StringAttr> others) {
+bool mlir::tessel::conflictsWithAny(StringAttr axis, ArrayRef<StringAttr> others) {
   return llvm::any_of(others, [&](StringAttr o) {
-    return ::tessel::axesOverlap(axis.getValue(), o.getValue());
+    return ::tessel::axesConflict(axis.getValue(), o.getValue());
   });
 }
 

@@ -10,125 +10,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tessel/sharding/Propagation.h"
+#include "Propagator.h"
 
-#include "tessel/dialects/tessel/TesselOps.h"
-#include "tessel/sharding/Projection.h"
-
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/AsmState.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <deque>
-#include <set>
-#include <limits>
 
 using namespace mlir;
 using namespace mlir::tessel;
-
-namespace {
-
-constexpr int64_t kNoPriority = std::numeric_limits<int64_t>::max();
-
-using Axes = SmallVector<StringAttr, 2>;
-
-/// Where a dimension's sharding came from: the root user annotation and the
-/// last hop (the value it was copied from and the op it went through).
-struct Origin {
-  std::string root; ///< "argument #0 of @f (file:1:2)", ...
-  Value from;
-  Operation *via = nullptr;
-};
-
-struct DimState {
-  Axes axes;
-  bool closed = false;
-  bool user = false;
-  /// For ranking: the user's, or inherited from the source; a dimension
-  /// without a priority ranks as p0.
-  int64_t priority = 0;
-  int64_t userPriority = kNoPriority; ///< as annotated (what is printed)
-  const Origin *origin = nullptr;
-};
-
-struct TensorState {
-  FlatSymbolRefAttr mesh;
-  SmallVector<DimState, 4> dims;
-};
-
-struct Conflict {
-  Operation *op;
-  int64_t factor;
-  std::string kept, dropped, reason;
-};
-
-bool isPrefix(ArrayRef<StringAttr> a, ArrayRef<StringAttr> b) {
-  return a.size() <= b.size() && a == b.take_front(a.size());
-}
-
-class Propagator {
-public:
-  Propagator(ModuleOp module, const PropagationOptions &options)
-      : module(module), options(options) {}
-
-  LogicalResult run();
-
-private:
-  LogicalResult seedFunction(func::FuncOp func);
-  /// Seeds `v` with a user's sharding; `soft` ones (function results) give
-  /// way where they would split two dimensions over one axis.
-  LogicalResult seed(Value v, ShardingAttr sharding, Location loc,
-                     const std::string &what, bool soft = false);
-  LogicalResult checkOp(Operation *op);
-  OpShardingRuleAttr ruleOf(Operation *op);
-  /// Propagates through `op`; appends the values that changed.
-  void propagate(Operation *op, SmallVectorImpl<Value> &changed);
-  /// Which ops propagate, and how, in one worklist run (see run()).
-  enum class Stage {
-    Pointwise,          ///< element-wise ops only, both ways
-    BroadcastsBackward, ///< every op; broadcasts only result -> operand
-    All,                ///< every op both ways
-  };
-  bool runWorklist(func::FuncOp func, Stage stage);
-  void writeBack(func::FuncOp func);
-  void printExplanation(func::FuncOp func);
-
-  TensorState &stateOf(Value v) {
-    auto [it, inserted] = states.try_emplace(v);
-    if (inserted)
-      it->second.dims.resize(cast<RankedTensorType>(v.getType()).getRank());
-    return it->second;
-  }
-  MeshOp meshOp(FlatSymbolRefAttr mesh) {
-    return meshes.lookup(mesh.getAttr());
-  }
-  std::string name(Value v) {
-    // Naming values walks the whole module: only for messages.
-    if (!asmState)
-      asmState = std::make_unique<AsmState>(module);
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    v.printAsOperand(os, *asmState);
-    return s;
-  }
-  const Origin *newOrigin(Origin o) {
-    origins.push_back(std::move(o));
-    return &origins.back();
-  }
-
-  ModuleOp module;
-  const PropagationOptions &options;
-  std::unique_ptr<AsmState> asmState;
-  llvm::DenseMap<Attribute, MeshOp> meshes;
-  llvm::DenseMap<Value, TensorState> states;
-  llvm::DenseMap<Operation *, OpShardingRuleAttr> rules;
-  std::deque<Origin> origins;
-  std::vector<Conflict> conflicts;
-  std::set<std::string> conflictKeys;
-  int64_t phase = 0;
-  Stage stage = Stage::All;
-};
+using namespace mlir::tessel::propagation;
 
 LogicalResult Propagator::seed(Value v, ShardingAttr sharding, Location loc,
                                const std::string &what, bool soft) {
@@ -280,12 +170,12 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
   if (!rule)
     return;
   // The op's tensors, in rule order (operands, then results).
-  SmallVector<Value, 8> tensors;
-  SmallVector<TensorMappingAttr, 8> mappings;
+  OpView view{op, rule, {}, {}, {}, op->getNumOperands(), false};
+  SmallVector<Value, 8> &tensors = view.tensors;
   for (auto [v, m] : llvm::zip(op->getOperands(), rule.getOperands()))
-    tensors.push_back(v), mappings.push_back(m);
+    tensors.push_back(v), view.mappings.push_back(m);
   for (auto [v, m] : llvm::zip(op->getResults(), rule.getResults()))
-    tensors.push_back(v), mappings.push_back(m);
+    tensors.push_back(v), view.mappings.push_back(m);
 
   FlatSymbolRefAttr mesh;
   for (Value v : tensors)
@@ -296,22 +186,28 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
     }
   if (!mesh || !meshOp(mesh))
     return;
-
-  struct Candidate {
-    Axes axes;
-    int64_t priority;
-    int64_t size;
-    unsigned tensor;
-    const Origin *origin;
-  };
-  int64_t numFactors = rule.getNumFactors();
-  SmallVector<SmallVector<Candidate, 4>, 4> candidates(numFactors);
-  ArrayRef<int64_t> sizes = rule.getFactorSizes();
+  view.mesh = mesh;
   // Before the last stage a broadcast only passes its result's sharding
   // back to its operand.
-  unsigned numOperands = op->getNumOperands();
-  bool backwardOnly =
-      stage != Stage::All && isa<BroadcastInDimOp>(op);
+  view.backwardOnly = stage != Stage::All && isa<BroadcastInDimOp>(op);
+  SmallVector<Candidates, 4> candidates = collectCandidates(view);
+  SmallVector<Axes, 8> chosen(rule.getNumFactors());
+  SmallVector<const Candidate *, 8> winner(rule.getNumFactors(), nullptr);
+  chooseFactorAxes(view, candidates, chosen, winner);
+  projectBack(view, chosen, winner, changed);
+}
+
+SmallVector<Propagator::Candidates, 4>
+Propagator::collectCandidates(const OpView &view) {
+  OpShardingRuleAttr rule = view.rule;
+  FlatSymbolRefAttr mesh = view.mesh;
+  const SmallVector<Value, 8> &tensors = view.tensors;
+  const SmallVector<TensorMappingAttr, 8> &mappings = view.mappings;
+  int64_t numFactors = rule.getNumFactors();
+  SmallVector<Candidates, 4> candidates(numFactors);
+  ArrayRef<int64_t> sizes = rule.getFactorSizes();
+  bool backwardOnly = view.backwardOnly;
+  unsigned numOperands = view.numOperands;
   for (auto [t, v] : llvm::enumerate(tensors)) {
     auto it = states.find(v);
     if (it == states.end() || (backwardOnly && t < numOperands))
@@ -336,11 +232,18 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
                                    unsigned(t), ds.origin});
     }
   }
+  return candidates;
+}
 
+void Propagator::chooseFactorAxes(const OpView &view,
+                                  MutableArrayRef<Candidates> candidates,
+                                  MutableArrayRef<Axes> chosen,
+                                  MutableArrayRef<const Candidate *> winner) {
+  OpShardingRuleAttr rule = view.rule;
+  Operation *op = view.op;
+  int64_t numFactors = rule.getNumFactors();
   // Choose per factor. (A mesh axis chosen for two factors reaches no
   // tensor twice: projection below keeps each tensor's axes distinct.)
-  SmallVector<Axes, 8> chosen(numFactors);
-  SmallVector<const Candidate *, 8> winner(numFactors, nullptr);
   for (int64_t f = 0; f < numFactors; ++f) {
     auto &cands = candidates[f];
     if (cands.empty() || rule.isNeedReplication(f))
@@ -389,12 +292,19 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
     chosen[f] = std::move(axes);
     winner[f] = best;
   }
+}
 
+void Propagator::projectBack(const OpView &view, ArrayRef<Axes> chosen,
+                             ArrayRef<const Candidate *> winner,
+                             SmallVectorImpl<Value> &changed) {
+  ArrayRef<int64_t> sizes = view.rule.getFactorSizes();
+  FlatSymbolRefAttr mesh = view.mesh;
+  const SmallVector<Value, 8> &tensors = view.tensors;
   // Project back: extend open dimensions whose sharding is a prefix.
   for (auto [t, v] : llvm::enumerate(tensors)) {
-    if (backwardOnly && t >= numOperands)
+    if (view.backwardOnly && t >= view.numOperands)
       continue;
-    ArrayRef<DimMappingAttr> dims = mappings[t].getDims();
+    ArrayRef<DimMappingAttr> dims = view.mappings[t].getDims();
     TensorState *state = nullptr;
     bool updated = false;
     for (auto [d, dim] : llvm::enumerate(dims)) {
@@ -425,7 +335,7 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
           elsewhere.append(other.axes.begin(), other.axes.end());
       Axes fit;
       for (StringAttr a : want) {
-        if (overlapsAny(a, elsewhere))
+        if (conflictsWithAny(a, elsewhere))
           break;
         fit.push_back(a);
       }
@@ -435,7 +345,7 @@ void Propagator::propagate(Operation *op, SmallVectorImpl<Value> &changed) {
       cur.priority = source->priority;
       const Origin *root = source->origin;
       cur.origin = newOrigin({root ? root->root : "propagation",
-                              tensors[source->tensor], op});
+                              tensors[source->tensor], view.op});
       state->mesh = mesh;
       updated = true;
     }
@@ -474,166 +384,6 @@ bool Propagator::runWorklist(func::FuncOp func, Stage runStage) {
     }
   }
   return any;
-}
-
-ShardingAttr toAttr(MLIRContext *ctx, FlatSymbolRefAttr mesh,
-                    const TensorState *state, int64_t rank) {
-  SmallVector<DimShardingAttr> dims;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (!state) {
-      dims.push_back(DimShardingAttr::get(ctx, {}, true, std::nullopt));
-      continue;
-    }
-    const DimState &ds = state->dims[d];
-    // The user's priority, or the one a propagated dimension inherited: a
-    // second run then ranks conflicts exactly as the first (idempotence).
-    std::optional<int64_t> priority;
-    if (ds.user && ds.userPriority != kNoPriority)
-      priority = ds.userPriority;
-    else if (!ds.axes.empty() && ds.priority != 0)
-      priority = ds.priority;
-    dims.push_back(DimShardingAttr::get(ctx, ds.axes, !ds.closed, priority));
-  }
-  return ShardingAttr::get(ctx, mesh, dims);
-}
-
-void Propagator::writeBack(func::FuncOp func) {
-  MLIRContext *ctx = module.getContext();
-  // The function's mesh: the one its values use, else the module's only one.
-  FlatSymbolRefAttr mesh;
-  auto consider = [&](Value v) {
-    if (auto it = states.find(v); !mesh && it != states.end())
-      mesh = it->second.mesh;
-  };
-  for (Value a : func.getArguments())
-    consider(a);
-  func.walk([&](Operation *op) {
-    for (Value r : op->getResults())
-      consider(r);
-  });
-  if (!mesh && meshes.size() == 1)
-    mesh = FlatSymbolRefAttr::get(
-        cast<StringAttr>(meshes.begin()->first));
-  if (!mesh)
-    return;
-  auto shardingOf = [&](Value v) -> ShardingAttr {
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (!type)
-      return {};
-    auto it = states.find(v);
-    const TensorState *state =
-        it != states.end() && it->second.mesh ? &it->second : nullptr;
-    return toAttr(ctx, state ? state->mesh : mesh, state, type.getRank());
-  };
-  StringRef attrName = TesselDialect::kShardingAttrName;
-  // Set all argument attributes at once: setArgAttr per argument rebuilds
-  // the whole array each time (quadratic in the number of arguments).
-  SmallVector<DictionaryAttr> argAttrs;
-  for (BlockArgument arg : func.getArguments()) {
-    NamedAttrList attrs(func.getArgAttrDict(arg.getArgNumber()));
-    if (ShardingAttr s = shardingOf(arg))
-      attrs.set(attrName, s);
-    argAttrs.push_back(attrs.getDictionary(ctx));
-  }
-  func.setAllArgAttrs(argAttrs);
-  func.walk([&](Operation *op) {
-    if (op->getNumResults() == 0 || isa<func::CallOp>(op))
-      return;
-    SmallVector<Attribute> perResult;
-    for (Value r : op->getResults())
-      if (ShardingAttr s = shardingOf(r))
-        perResult.push_back(s);
-    if (perResult.size() != op->getNumResults())
-      return;
-    if (perResult.size() == 1)
-      op->setAttr(attrName, perResult.front());
-    else
-      op->setAttr(attrName, ArrayAttr::get(ctx, perResult));
-  });
-  for (Block &block : func.getBody())
-    if (auto ret = dyn_cast<func::ReturnOp>(block.getTerminator()))
-      for (OpOperand &operand : ret->getOpOperands())
-        if (!func.getResultAttr(operand.getOperandNumber(), attrName))
-          if (ShardingAttr s = shardingOf(operand.get()))
-            func.setResultAttr(operand.getOperandNumber(), attrName, s);
-}
-
-void Propagator::printExplanation(func::FuncOp func) {
-  llvm::raw_ostream &os = *options.explain;
-  os << "// Sharding propagation for @" << func.getSymName() << "\n";
-  auto describe = [&](Value v, StringRef what) {
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (!type)
-      return;
-    auto it = states.find(v);
-    os << name(v) << " (" << what << "): ";
-    if (it == states.end() || !it->second.mesh) {
-      os << "replicated (nothing reached it)\n";
-      return;
-    }
-    const TensorState &state = it->second;
-    os << toAttr(module.getContext(), state.mesh, &state, type.getRank())
-       << "\n";
-    for (auto [d, ds] : llvm::enumerate(state.dims)) {
-      if (ds.axes.empty() || !ds.origin)
-        continue;
-      os << "    dim " << d << " " << formatAxes(ds.axes) << ": ";
-      if (!ds.origin->via) {
-        os << "user annotation, " << ds.origin->root << "\n";
-        continue;
-      }
-      os << "from " << name(ds.origin->from) << " through '"
-         << ds.origin->via->getName() << "' ("
-         << locationString(ds.origin->via->getLoc()) << "); origin: "
-         << ds.origin->root << "\n";
-    }
-  };
-  for (BlockArgument arg : func.getArguments())
-    describe(arg, "argument #" + std::to_string(arg.getArgNumber()));
-  func.walk([&](Operation *op) {
-    for (Value r : op->getResults())
-      describe(r, op->getName().getStringRef());
-    // A sharded reduction factor leaves the results partial.
-    OpShardingRuleAttr rule = ruleOf(op);
-    if (!rule)
-      return;
-    // A reduction factor every operand splits the same way stays split in
-    // partitioning (the result is partial); one the operands disagree on is
-    // gathered instead.
-    Axes partial;
-    for (int64_t f = 0; f < rule.getNumFactors(); ++f) {
-      if (!rule.isReduction(f))
-        continue;
-      std::optional<Axes> agreed;
-      bool consensus = true;
-      for (auto [t, m] : llvm::enumerate(rule.getOperands()))
-        for (auto [d, dim] : llvm::enumerate(m.getDims())) {
-          if (!llvm::is_contained(dim.getFactors(), f))
-            continue;
-          auto it = states.find(op->getOperand(t));
-          Axes axes = it == states.end() ? Axes() : it->second.dims[d].axes;
-          if (dim.getFactors().size() != 1 || axes.empty() ||
-              (agreed && *agreed != axes))
-            consensus = false;
-          agreed = axes;
-        }
-      if (consensus && agreed)
-        for (StringAttr a : *agreed)
-          if (!llvm::is_contained(partial, a))
-            partial.push_back(a);
-    }
-    if (!partial.empty())
-      os << "    partial: the results of '" << op->getName()
-         << "' are unreduced sums over " << formatAxes(partial)
-         << " (a sharded reduction factor)\n";
-  });
-  for (const Conflict &c : conflicts) {
-    if (c.op->getParentOfType<func::FuncOp>() != func)
-      continue;
-    os << "conflict at '" << c.op->getName() << "' ("
-       << locationString(c.op->getLoc()) << "), factor " << c.factor << ": kept "
-       << c.kept << " over " << c.dropped << ": " << c.reason << "\n";
-  }
 }
 
 LogicalResult Propagator::run() {
@@ -675,8 +425,6 @@ LogicalResult Propagator::run() {
   }
   return success();
 }
-
-} // namespace
 
 LogicalResult mlir::tessel::propagateShardings(ModuleOp module,
                                                const PropagationOptions &options) {

@@ -136,7 +136,7 @@ sharding::AxisDims AxisTable::indices(const Layout &l) const {
     dims.emplace_back();
     for (StringAttr a : axes)
       for (auto [i, atom] : llvm::enumerate(atoms))
-        if (::tessel::axesOverlap(a.getValue(), atom.getValue()))
+        if (::tessel::axesConflict(a.getValue(), atom.getValue()))
           dims.back().push_back(i); // atoms are listed major to minor
   }
   return dims;
@@ -259,7 +259,12 @@ FailureOr<Value> Resharder::reshard(Location loc, Value local,
     return local;
   std::optional<AxisTable> table = AxisTable::refine(mesh.op(), {&cur, &to});
   if (!table) {
-    // Sub-axes of one axis that do not nest: through the replicated layout.
+    // Sub-axes of one axis that do not nest: through the replicated layout
+    // (each layout alone nests: the verifier and the projection see to it).
+    if (!AxisTable::refine(mesh.op(), {&cur}) ||
+        !AxisTable::refine(mesh.op(), {&to}))
+      return emitError(loc) << "cannot reshard between layouts whose "
+                               "sub-axes do not nest";
     Layout all = Layout::replicated(global.getRank());
     FailureOr<Value> whole = reshard(loc, local, cur, all, global);
     if (failed(whole))

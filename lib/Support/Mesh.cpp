@@ -4,6 +4,9 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
+#include <iterator>
+
 using namespace tessel;
 
 std::optional<AxisRef> AxisRef::parse(llvm::StringRef text) {
@@ -30,7 +33,7 @@ std::string AxisRef::str() const {
   return isWhole() ? name : subAxis(name, pre, size);
 }
 
-bool tessel::axesOverlap(llvm::StringRef a, llvm::StringRef b) {
+bool tessel::axesConflict(llvm::StringRef a, llvm::StringRef b) {
   std::optional<AxisRef> x = AxisRef::parse(a), y = AxisRef::parse(b);
   if (!x || !y)
     return a == b;
@@ -38,8 +41,15 @@ bool tessel::axesOverlap(llvm::StringRef a, llvm::StringRef b) {
     return false;
   if (x->isWhole() || y->isWhole())
     return true;
-  return std::max(x->pre, y->pre) <
-         std::min(x->pre * x->size, y->pre * y->size);
+  if (std::max(x->pre, y->pre) < std::min(x->pre * x->size, y->pre * y->size))
+    return true; // overlapping digits
+  // Disjoint: the boundaries, in order, must each divide the next.
+  int64_t cuts[] = {x->pre, x->pre * x->size, y->pre, y->pre * y->size};
+  std::sort(std::begin(cuts), std::end(cuts));
+  for (int i = 0; i + 1 < 4; ++i)
+    if (cuts[i + 1] % cuts[i] != 0)
+      return true;
+  return false;
 }
 
 bool tessel::isValidAxisName(llvm::StringRef name) {

@@ -109,9 +109,13 @@ TEST_F(ProjectionTest, CanonicalMergesOnlyContinuingSubAxes) {
 
 TEST_F(ProjectionTest, Overlap) {
   mesh("\"x\"=8");
-  EXPECT_TRUE(overlapsAny(axes({"x"})[0], axes({"x:(4)2"})));
-  EXPECT_TRUE(overlapsAny(axes({"x:(1)4"})[0], axes({"x:(2)2"})));
-  EXPECT_FALSE(overlapsAny(axes({"x:(1)2"})[0], axes({"x:(2)4", "y"})));
+  EXPECT_TRUE(conflictsWithAny(axes({"x"})[0], axes({"x:(4)2"})));
+  EXPECT_TRUE(conflictsWithAny(axes({"x:(1)4"})[0], axes({"x:(2)2"})));
+  EXPECT_FALSE(conflictsWithAny(axes({"x:(1)2"})[0], axes({"x:(2)4", "y"})));
+  // Disjoint but not nested: 6 cut as 2 x 3 and as 3 x 2.
+  EXPECT_TRUE(::tessel::axesConflict("y:(1)2", "y:(3)2"));
+  EXPECT_FALSE(::tessel::axesConflict("y:(1)2", "y:(2)3"));
+  EXPECT_TRUE(::tessel::axesConflict("z:(2)2", "z:(6)2")); // 12: 2,4 vs 6
 }
 
 TEST(SubAxes, ParseAndPrint) {

@@ -46,9 +46,10 @@ AxisList joinFactorAxes(MeshOp mesh, ArrayRef<int64_t> factorSizes,
 /// merged, and a sub-axis covering its whole axis written as the axis.
 AxisList canonicalAxes(MeshOp mesh, ArrayRef<StringAttr> axes);
 
-/// Whether `axis` shares devices' coordinates with one of `others` (the
-/// same axis, or overlapping sub-axes of one axis).
-bool overlapsAny(StringAttr axis, ArrayRef<StringAttr> others);
+/// Whether `axis` cannot be used beside one of `others` (the same axis,
+/// or sub-axes of one axis that overlap or do not nest: ::tessel::
+/// axesConflict).
+bool conflictsWithAny(StringAttr axis, ArrayRef<StringAttr> others);
 
 /// `{"dp", "tp":(2)2}`: a dimension's axes as a sharding writes them, for
 /// messages.

@@ -42,9 +42,13 @@ struct AxisRef {
   static std::string subAxis(llvm::StringRef name, int64_t pre, int64_t size);
 };
 
-/// Whether two axis references share devices' digits: the same axis, where
-/// either is whole or their [pre, pre*size) ranges intersect.
-bool axesOverlap(llvm::StringRef a, llvm::StringRef b);
+/// Whether two axis references cannot split one tensor (or form one group)
+/// together: the same axis where either is whole, or sub-axes whose
+/// [pre, pre*size) digit ranges intersect or do not nest. Sub-axes nest
+/// when their boundaries divide one another: "a":(1)2 and "a":(2)3 of
+/// a=6 cut it as 2 x 3; "a":(1)2 and "a":(3)2 would cut it as 2 x 3 and
+/// 3 x 2 at once, which no device numbering satisfies.
+bool axesConflict(llvm::StringRef a, llvm::StringRef b);
 
 /// Whether `name` can name a mesh axis (not empty, none of `:()`).
 bool isValidAxisName(llvm::StringRef name);

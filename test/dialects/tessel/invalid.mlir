@@ -80,6 +80,11 @@ tessel.mesh @mesh ["dp"=2, "tp"=8]
 // expected-error@+1 {{mesh axes "tp:(1)4" and "tp:(2)2" (they overlap) are both listed in dimension 0}}
 func.func @f(%a: tensor<4x4xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"tp":(1)4, "tp":(2)2}, {}]>}) { return }
 // -----
+// Tests: sub-axes that cut their axis two ways (2 x 3 and 3 x 2) are refused.
+tessel.mesh @mesh ["y"=6]
+// expected-error@+1 {{mesh axes "y:(1)2" and "y:(3)2" (they do not nest: they cut the axis two different ways) are used twice (dimensions 0 and 1)}}
+func.func @f(%a: tensor<4x4xf32> {tessel.sharding = #tessel.sharding<@mesh, [{"y":(1)2}, {"y":(3)2}]>}) { return }
+// -----
 // Tests: a sub-axis has at least two devices.
 tessel.mesh @mesh ["tp"=4]
 // expected-error@+1 {{sharding axis "tp:(2)1" is neither an axis name nor a sub-axis "a":(k)m with k >= 1 and m >= 2}}
