@@ -141,8 +141,7 @@ void DimShardingAttr::print(AsmPrinter &printer) const {
 static std::string conflictReason(StringRef a, StringRef b) {
   ::tessel::AxisRef x = *::tessel::AxisRef::parse(a);
   ::tessel::AxisRef y = *::tessel::AxisRef::parse(b);
-  if (x.isWhole() || y.isWhole() ||
-      std::max(x.pre, y.pre) < std::min(x.pre * x.size, y.pre * y.size))
+  if (::tessel::axesOverlap(x, y))
     return "they overlap";
   return "they do not nest: they cut the axis two different ways";
 }

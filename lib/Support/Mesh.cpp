@@ -39,10 +39,8 @@ bool tessel::axesConflict(llvm::StringRef a, llvm::StringRef b) {
     return a == b;
   if (x->name != y->name)
     return false;
-  if (x->isWhole() || y->isWhole())
+  if (axesOverlap(*x, *y))
     return true;
-  if (std::max(x->pre, y->pre) < std::min(x->pre * x->size, y->pre * y->size))
-    return true; // overlapping digits
   // Disjoint: the boundaries, in order, must each divide the next.
   int64_t cuts[] = {x->pre, x->pre * x->size, y->pre, y->pre * y->size};
   std::sort(std::begin(cuts), std::end(cuts));
@@ -50,6 +48,12 @@ bool tessel::axesConflict(llvm::StringRef a, llvm::StringRef b) {
     if (cuts[i + 1] % cuts[i] != 0)
       return true;
   return false;
+}
+
+bool tessel::axesOverlap(const AxisRef &x, const AxisRef &y) {
+  return x.name == y.name &&
+         (x.isWhole() || y.isWhole() ||
+          std::max(x.pre, y.pre) < std::min(x.pre * x.size, y.pre * y.size));
 }
 
 bool tessel::isValidAxisName(llvm::StringRef name) {

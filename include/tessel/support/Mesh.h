@@ -49,6 +49,9 @@ struct AxisRef {
 /// a=6 cut it as 2 x 3; "a":(1)2 and "a":(3)2 would cut it as 2 x 3 and
 /// 3 x 2 at once, which no device numbering satisfies.
 bool axesConflict(llvm::StringRef a, llvm::StringRef b);
+/// The part of axesConflict that is a plain overlap: the same axis where
+/// either is whole or their digit ranges intersect.
+bool axesOverlap(const AxisRef &a, const AxisRef &b);
 
 /// Whether `name` can name a mesh axis (not empty, none of `:()`).
 bool isValidAxisName(llvm::StringRef name);
