@@ -163,21 +163,21 @@ OpShardingRuleAttr PadOp::getShardingRule() {
       [](int64_t) { return true; });
 }
 
+/// The concatenated dimension is one permutation factor of every operand
+/// and the result: each operand's rows land shifted by its offset, moved by
+/// halo exchange where the dimension is split
+/// (lib/Sharding/PartitionWindow.cpp).
 OpShardingRuleAttr ConcatenateOp::getShardingRule() {
   ShardingRuleBuilder b(getContext());
   ArrayRef<int64_t> out = getType().getShape();
-  int64_t dim = getDim();
   SmallVector<int64_t> shared;
   for (size_t d = 0; d < out.size(); ++d)
-    shared.push_back(int64_t(d) == dim ? -1 : b.factor(out[d]));
-  for (Value v : getInputs()) {
-    SmallVector<int64_t> f = shared;
-    f[dim] = b.factor(shapeOf(v)[dim], FactorKind::NeedReplication);
-    b.operandOf(f);
-  }
-  SmallVector<int64_t> r = shared;
-  r[dim] = b.factor(out[dim]);
-  b.resultOf(r);
+    shared.push_back(b.factor(out[d], int64_t(d) == int64_t(getDim())
+                                          ? FactorKind::Permutation
+                                          : FactorKind::PassThrough));
+  for (size_t i = 0; i < getInputs().size(); ++i)
+    b.operandOf(shared);
+  b.resultOf(shared);
   return b.build();
 }
 

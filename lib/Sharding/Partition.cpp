@@ -103,7 +103,7 @@ FunctionPartitioner::chooseFactors(Operation *op, OpShardingRuleAttr rule) {
         break;
     }
   };
-  // Factors only results have (a concatenated or sliced dimension, one_hot's
+  // Factors only results have (a strided slice's dimension, one_hot's
   // depth, top_k's k) are produced whole: their position in the global
   // tensor depends on the device. Broadcasts are the exception: any block
   // of a broadcast dimension is the same.

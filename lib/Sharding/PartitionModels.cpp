@@ -170,5 +170,7 @@ void mlir::tessel::registerSpmdPartitionModels(DialectRegistry &registry) {
         *ctx);
     SliceOp::attachInterface<Model<SliceOp, partitionWindow>>(*ctx);
     PadOp::attachInterface<Model<PadOp, partitionWindow>>(*ctx);
+    ConcatenateOp::attachInterface<
+        Model<ConcatenateOp, partitionConcatenate>>(*ctx);
   });
 }

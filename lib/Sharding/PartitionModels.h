@@ -24,6 +24,9 @@ LogicalResult partitionScatterAdd(SpmdPartitioner &p, ScatterAddOp op);
 /// slice and pad: split windowed dimensions by halo exchange
 /// (PartitionWindow.cpp).
 LogicalResult partitionWindow(SpmdPartitioner &p, Operation *op);
+/// concatenate: a split concatenated dimension takes each operand's rows
+/// by halo exchange (PartitionWindow.cpp).
+LogicalResult partitionConcatenate(SpmdPartitioner &p, ConcatenateOp op);
 
 } // namespace mlir::tessel
 

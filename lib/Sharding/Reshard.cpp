@@ -168,45 +168,6 @@ Value Resharder::padTo(Location loc, Value local, int64_t dim, int64_t size) {
   return PadOp::create(b, loc, local, low, high, llvm::APFloat(0.0));
 }
 
-Value Resharder::shiftBlocks(Location loc, Value local, int64_t dim,
-                             ArrayRef<StringAttr> axes, int64_t shift) {
-  int64_t L = typeOf(local).getDimSize(dim), n = mesh.size(axes);
-  if (shift == 0 || L == 0)
-    return local;
-  auto rows = [&](int64_t begin, int64_t end) {
-    SmallVector<int64_t> start(typeOf(local).getRank(), 0),
-        limit(typeOf(local).getShape()), strides(start.size(), 1);
-    start[dim] = begin;
-    limit[dim] = end;
-    return SliceOp::create(b, loc, local, start, limit, strides).getResult();
-  };
-  // `v` of the device `distance` positions further along the group (zeros
-  // past either end).
-  auto from = [&](Value v, int64_t distance) -> Value {
-    if (distance == 0)
-      return v;
-    SmallVector<int64_t> pairs;
-    for (int64_t g = 0; g < n; ++g)
-      if (g + distance >= 0 && g + distance < n)
-        llvm::append_range(pairs, SmallVector<int64_t>{g + distance, g});
-    if (pairs.empty())
-      return constant(loc, typeOf(v), 0.0);
-    return CollectivePermuteOp::create(b, loc, v.getType(), v, mesh.ref(),
-                                       axesAttr(b, axes),
-                                       b.getDenseI64ArrayAttr(pairs));
-  };
-  // Rows [gL + shift, gL + shift + L) lie in the blocks q and q + 1 devices
-  // over (q = floor(shift / L)): the last L - r rows of the first, the first
-  // r rows of the second. Each device sends only those rows.
-  int64_t q = shift >= 0 ? shift / L : -((-shift + L - 1) / L);
-  int64_t r = shift - q * L;
-  if (r == 0)
-    return from(local, q);
-  SmallVector<Value, 2> parts = {from(rows(r, L), q),
-                                 from(rows(0, r), q + 1)};
-  return ConcatenateOp::create(b, loc, parts, uint64_t(dim));
-}
-
 Value Resharder::emitMove(Location loc, Value local,
                           const sharding::ReshardMove &m,
                           const AxisTable &table, RankedTensorType global) {

@@ -14,6 +14,7 @@
 #include "tessel/sharding/Layout.h"
 
 #include "tessel/sharding/ReshardPlan.h"
+#include "tessel/sharding/WindowPlan.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -62,13 +63,16 @@ public:
   Value maskPadding(Location loc, Value local, const Layout &layout,
                     RankedTensorType global, int64_t dim, double fill);
 
-  /// Device g's block of `dim` (split over `axes`, blocks of L) shifted by
-  /// `shift`: global rows [gL + shift, gL + shift + L), which lie in two
-  /// blocks; each comes by one collective_permute of just the rows needed
-  /// (a halo exchange: for |shift| < L, one of them is the device's own).
-  /// Rows past either end of the dimension are zeros.
-  Value shiftBlocks(Location loc, Value local, int64_t dim,
-                    ArrayRef<StringAttr> axes, int64_t shift);
+  /// Device g's result block of a windowed dimension `dim` (split over
+  /// `axes`; `local` holds the operand block) as `plan` says
+  /// (tessel/sharding/WindowPlan.h): one collective_permute per distance of
+  /// just the rows read, the pieces concatenated, and the block taken at an
+  /// offset that depends on g where result and operand blocks differ in
+  /// size. Rows the plan does not read are unspecified (zeros, or rows of
+  /// another position).
+  Value exchangeWindow(Location loc, Value local, int64_t dim,
+                       ArrayRef<StringAttr> axes,
+                       const sharding::WindowPlan &plan, int64_t resultBlock);
   /// `local` padded with zeros at the end of `dim` to `size`, if shorter.
   Value padTo(Location loc, Value local, int64_t dim, int64_t size);
   /// A 0-d tensor (i32, or `elementType`): this device's group index over
@@ -82,6 +86,12 @@ public:
   Value constant(Location loc, RankedTensorType type, double value);
 
 private:
+  Value rowsOf(Location loc, Value local, int64_t dim, int64_t begin,
+               int64_t end);
+  /// Rows [offset, offset + rows) of `dim`, `offset` a 0-d i32 tensor in
+  /// [0, maxOffset].
+  Value dynamicRows(Location loc, Value local, int64_t dim, Value offset,
+                    int64_t maxOffset, int64_t rows);
   Value emitMove(Location loc, Value local, const sharding::ReshardMove &m,
                  const AxisTable &table, RankedTensorType global);
   const sharding::ReshardPlan &planFor(const sharding::ReshardProblem &p);

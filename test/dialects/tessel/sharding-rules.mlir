@@ -143,7 +143,7 @@ func.func @shapes(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x12xf32> {
   %3 = tessel.transpose %2, permutation = [1, 0] : (tensor<12x8xf32>) -> tensor<8x12xf32>
   // expected-remark@+1 {{#tessel.rule<([i, k]) -> ([i, j]) {i=4, j=5, k=12} need_replication={k} permutation={i}>}}
   %4 = tessel.slice %3, start = [0, 2], limit = [4, 12], strides = [1, 2] : (tensor<8x12xf32>) -> tensor<4x5xf32>
-  // expected-remark@+1 {{#tessel.rule<([i, k], [i, l]) -> ([i, j]) {i=4, j=10, k=5, l=5} need_replication={k, l}>}}
+  // expected-remark@+1 {{#tessel.rule<([i, j], [i, j]) -> ([i, j]) {i=4, j=10} permutation={j}>}}
   %5 = tessel.concatenate %4, %4 dim = 1 : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x10xf32>
   // expected-remark@+1 {{#tessel.rule<([i, j]) -> ([i, j]) {i=4, j=12} permutation={j}>}}
   %6 = tessel.pad %5, low = [0, 1], high = [0, 1], value = 0xFFF0000000000000 : (tensor<4x10xf32>) -> tensor<4x12xf32>
