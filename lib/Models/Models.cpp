@@ -9,7 +9,7 @@
 
 #include "tessel/models/Models.h"
 
-#include "Emitter.h"
+#include "Layers.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -20,20 +20,18 @@ using namespace mlir;
 using namespace mlir::tessel;
 using namespace mlir::tessel::models;
 
-namespace {
-
-llvm::Error fail(const Twine &message) {
+llvm::Error models::fail(const Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  message.str());
 }
 
-std::string normal(double std) {
+std::string models::normal(double std) {
   return llvm::formatv("normal:{0:e6}", std).str();
 }
 
 /// Causal self-attention on x [B, S, H] given q/k/v as [B, S, heads, hd].
 /// Returns [B, S, heads * hd].
-Value attend(Emitter &e, Value q, Value k, Value v) {
+Value models::attend(Emitter &e, Value q, Value k, Value v) {
   ArrayRef<int64_t> qs = Emitter::shapeOf(q);
   int64_t B = qs[0], S = qs[1], nh = qs[2], hd = qs[3];
   q = e.transpose(q, {0, 2, 1, 3}); // [B, nh, S, hd]
@@ -64,18 +62,18 @@ Value attend(Emitter &e, Value q, Value k, Value v) {
   return e.reshape(out, {B, S, nh * hd});
 }
 
-Value loss(Emitter &e, Value logits, Value targets) {
+Value models::loss(Emitter &e, Value logits, Value targets) {
   return e.op<SoftmaxCrossEntropyOp>(logits, targets, int64_t(-100),
                                      LossReduction::mean);
 }
 
-Value layerNorm(Emitter &e, Value x, StringRef prefix, int64_t H) {
+static Value layerNorm(Emitter &e, Value x, StringRef prefix, int64_t H) {
   Value g = e.param((prefix + ".weight").str(), {H}, {"embed"}, "ones");
   Value b = e.param((prefix + ".bias").str(), {H}, {"embed"}, "zeros");
   return e.op<LayerNormOp>(x, g, b, APFloat(1e-5));
 }
 
-llvm::Error buildGpt(Emitter &e, const ModelConfig &c) {
+static llvm::Error buildGpt(Emitter &e, const ModelConfig &c) {
   int64_t B = c.batch, S = c.seq, H = c.hidden, V = c.vocab, nh = c.heads;
   int64_t F = c.ffn ? c.ffn : 4 * H, hd = H / nh;
   Type i32 = e.b().getI32Type();
@@ -133,7 +131,7 @@ llvm::Error buildGpt(Emitter &e, const ModelConfig &c) {
 }
 
 /// Rotary embedding (Hugging Face's rotate_half form) of x [B, S, n, hd].
-Value rotary(Emitter &e, Value x, double theta) {
+Value models::rotary(Emitter &e, Value x, double theta) {
   ArrayRef<int64_t> s = Emitter::shapeOf(x);
   int64_t B = s[0], S = s[1], n = s[2], hd = s[3], half = hd / 2;
   std::vector<double> cosv(S * hd), sinv(S * hd);
@@ -168,11 +166,58 @@ Value rotary(Emitter &e, Value x, double theta) {
   return e.op<AddOp>(e.op<MulOp>(x, cosT), e.op<MulOp>(rotated, sinT));
 }
 
-llvm::Error buildLlama(Emitter &e, const ModelConfig &c) {
-  int64_t B = c.batch, S = c.seq, H = c.hidden, V = c.vocab, nh = c.heads;
+Value models::rmsNorm(Emitter &e, Value v, StringRef name) {
+  int64_t H = Emitter::shapeOf(v).back();
+  Value g = e.param(name, {H}, {"embed"}, "ones");
+  return e.op<RmsNormOp>(v, g, APFloat(1e-5));
+}
+
+Value models::llamaMlp(Emitter &e, Value m, StringRef prefix, int64_t F) {
+  int64_t H = Emitter::shapeOf(m).back();
+  std::string p = prefix.str(), init = normal(0.02);
+  Value wg = e.param(p + "mlp.gate_proj.weight", {F, H}, {"mlp", "embed"},
+                     init);
+  Value wu = e.param(p + "mlp.up_proj.weight", {F, H}, {"mlp", "embed"},
+                     init);
+  Value wd = e.param(p + "mlp.down_proj.weight", {H, F}, {"embed", "mlp"},
+                     init);
+  Value gated = e.op<MulOp>(e.op<SiluOp>(e.matmul(m, wg, 1)),
+                            e.matmul(m, wu, 1));
+  return e.matmul(gated, wd, 1);
+}
+
+/// Llama's self-attention on the normed a [B, S, H] (rotary, grouped-query).
+static Value llamaAttention(Emitter &e, Value a, StringRef prefix,
+                            const ModelConfig &c) {
+  int64_t B = c.batch, S = c.seq, H = c.hidden, nh = c.heads;
   int64_t kvh = c.kvHeads ? c.kvHeads : nh, hd = H / nh;
-  // Llama's FFN width: 2/3 of 4H rounded up to a multiple of 32.
-  int64_t F = c.ffn ? c.ffn : ((8 * H / 3 + 31) / 32) * 32;
+  std::string p = prefix.str(), init = normal(0.02);
+  auto proj = [&](StringRef name, int64_t heads, StringRef axis) {
+    Value w = e.param(p + "self_attn." + name.str() + ".weight",
+                      {heads * hd, H}, {axis, "embed"}, init);
+    return e.reshape(e.matmul(a, w, 1), {B, S, heads, hd});
+  };
+  Value q = rotary(e, proj("q_proj", nh, "heads"), c.ropeTheta);
+  Value k = rotary(e, proj("k_proj", kvh, "kv_heads"), c.ropeTheta);
+  Value v = proj("v_proj", kvh, "kv_heads");
+  if (kvh != nh) { // grouped-query attention: repeat each kv head
+    int64_t rep = nh / kvh;
+    auto repeat = [&](Value t) {
+      Value b5 = e.broadcast(t, {B, S, kvh, rep, hd}, {0, 1, 2, 4});
+      return e.reshape(b5, {B, S, nh, hd});
+    };
+    k = repeat(k);
+    v = repeat(v);
+  }
+  Value o = attend(e, q, k, v);
+  Value wo = e.param(p + "self_attn.o_proj.weight", {H, nh * hd},
+                     {"embed", "heads"}, init);
+  return e.matmul(o, wo, 1);
+}
+
+Value models::llamaDecoder(Emitter &e, const ModelConfig &c,
+                           const FeedForward &ffn) {
+  int64_t B = c.batch, S = c.seq, H = c.hidden, V = c.vocab;
   Type i32 = e.b().getI32Type();
   std::string tokenInit = llvm::formatv("int:0:{0}", V).str();
   Value tokens = e.data("input_ids", {B, S}, i32, {"batch", "seq"}, tokenInit);
@@ -183,61 +228,37 @@ llvm::Error buildLlama(Emitter &e, const ModelConfig &c) {
                         {"vocab", "embed"}, init);
   Value x = e.tag(e.op<GatherOp>(embed, tokens, int64_t(0)),
                   {"act_batch", "act_seq", "act_embed"});
-  auto rmsNorm = [&](Value v, StringRef name) {
-    Value g = e.param(name, {H}, {"embed"}, "ones");
-    return e.op<RmsNormOp>(v, g, APFloat(1e-5));
-  };
   for (int64_t l = 0; l < c.layers; ++l) {
     Operation *layerStart = e.mark();
     std::string p = llvm::formatv("model.layers.{0}.", l).str();
-    Value a = rmsNorm(x, p + "input_layernorm.weight");
-    auto proj = [&](StringRef name, int64_t heads, StringRef axis) {
-      Value w = e.param(p + "self_attn." + name.str() + ".weight",
-                        {heads * hd, H}, {axis, "embed"}, init);
-      return e.reshape(e.matmul(a, w, 1), {B, S, heads, hd});
-    };
-    Value q = rotary(e, proj("q_proj", nh, "heads"), c.ropeTheta);
-    Value k = rotary(e, proj("k_proj", kvh, "kv_heads"), c.ropeTheta);
-    Value v = proj("v_proj", kvh, "kv_heads");
-    if (kvh != nh) { // grouped-query attention: repeat each kv head
-      int64_t rep = nh / kvh;
-      auto repeat = [&](Value t) {
-        Value b5 = e.broadcast(t, {B, S, kvh, rep, hd}, {0, 1, 2, 4});
-        return e.reshape(b5, {B, S, nh, hd});
-      };
-      k = repeat(k);
-      v = repeat(v);
-    }
-    Value o = attend(e, q, k, v);
-    Value wo = e.param(p + "self_attn.o_proj.weight", {H, nh * hd},
-                       {"embed", "heads"}, init);
-    x = e.tag(e.op<AddOp>(x, e.matmul(o, wo, 1)),
+    Value a = rmsNorm(e, x, p + "input_layernorm.weight");
+    x = e.tag(e.op<AddOp>(x, llamaAttention(e, a, p, c)),
               {"act_batch", "act_seq", "act_embed"});
-
-    Value m = rmsNorm(x, p + "post_attention_layernorm.weight");
-    Value wg = e.param(p + "mlp.gate_proj.weight", {F, H}, {"mlp", "embed"},
-                       init);
-    Value wu = e.param(p + "mlp.up_proj.weight", {F, H}, {"mlp", "embed"},
-                       init);
-    Value wd = e.param(p + "mlp.down_proj.weight", {H, F}, {"embed", "mlp"},
-                       init);
-    Value gated = e.op<MulOp>(e.op<SiluOp>(e.matmul(m, wg, 1)),
-                              e.matmul(m, wu, 1));
-    x = e.tag(e.op<AddOp>(x, e.matmul(gated, wd, 1)),
+    Value m = rmsNorm(e, x, p + "post_attention_layernorm.weight");
+    x = e.tag(e.op<AddOp>(x, ffn(m, p, l)),
               {"act_batch", "act_seq", "act_embed"});
     e.tagSince(layerStart, TesselDialect::kLayerAttrName,
                e.b().getI64IntegerAttr(l));
   }
-  x = rmsNorm(x, "model.norm.weight");
+  x = rmsNorm(e, x, "model.norm.weight");
   Value head = c.tiedEmbeddings
                    ? embed
                    : e.param("lm_head.weight", {V, H}, {"vocab", "embed"},
                              init);
-  e.finish({loss(e, e.matmul(x, head, 1), targets)}, {"loss"});
+  return loss(e, e.matmul(x, head, 1), targets);
+}
+
+static llvm::Error buildLlama(Emitter &e, const ModelConfig &c) {
+  // Llama's FFN width: 2/3 of 4H rounded up to a multiple of 32.
+  int64_t F = c.ffn ? c.ffn : ((8 * c.hidden / 3 + 31) / 32) * 32;
+  Value ce = llamaDecoder(e, c, [&](Value m, StringRef prefix, int64_t) {
+    return llamaMlp(e, m, prefix, F);
+  });
+  e.finish({ce}, {"loss"});
   return llvm::Error::success();
 }
 
-llvm::Error buildMlp(Emitter &e, const ModelConfig &c) {
+static llvm::Error buildMlp(Emitter &e, const ModelConfig &c) {
   std::vector<int64_t> widths = c.widths;
   if (widths.empty()) {
     int64_t F = c.ffn ? c.ffn : 4 * c.hidden;
@@ -289,8 +310,6 @@ llvm::Error buildMlp(Emitter &e, const ModelConfig &c) {
   return llvm::Error::success();
 }
 
-} // namespace
-
 llvm::Expected<OwningOpRef<ModuleOp>>
 models::buildModel(MLIRContext *context, const ModelConfig &c) {
   context->loadDialect<TesselDialect, func::FuncDialect>();
@@ -302,7 +321,7 @@ models::buildModel(MLIRContext *context, const ModelConfig &c) {
   if (c.kind != "mlp" && c.hidden % c.heads != 0)
     return fail(llvm::formatv("--hidden {0} is not divisible by --heads {1}",
                               c.hidden, c.heads));
-  if (c.kind == "llama") {
+  if (c.kind == "llama" || c.kind == "moe") {
     int64_t kvh = c.kvHeads ? c.kvHeads : c.heads;
     if (c.heads % kvh != 0)
       return fail(llvm::formatv("--heads {0} is not a multiple of --kv-heads "
@@ -327,10 +346,11 @@ models::buildModel(MLIRContext *context, const ModelConfig &c) {
   Emitter e(*module, "forward", elt);
   llvm::Error err = c.kind == "gpt"     ? buildGpt(e, c)
                     : c.kind == "llama" ? buildLlama(e, c)
+                    : c.kind == "moe"   ? buildMixtral(e, c)
                     : c.kind == "mlp"
                         ? buildMlp(e, c)
                         : fail("unknown model '" + c.kind +
-                               "'; expected mlp, gpt or llama");
+                               "'; expected mlp, gpt, llama or moe");
   if (err)
     return std::move(err);
   return module;

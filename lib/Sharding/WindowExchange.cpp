@@ -96,6 +96,8 @@ Value Resharder::exchangeWindow(Location loc, Value local, int64_t dim,
   }
   if (plan.backPad)
     parts.push_back(zeros(plan.backPad));
+  if (parts.empty()) // an empty block
+    return zeros(resultBlock);
   Value buffer = parts.size() == 1
                      ? parts.front()
                      : ConcatenateOp::create(b, loc, parts, uint64_t(dim))

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Finite-difference checks of every op's VJP rule, in f64.
+"""Finite-difference checks of every op's VJP rule, in f64 (or, with
+--model, of a whole tessel-models model's gradient, by parameter group).
 
 For each op, loss(x...) = sum(op(x...) * w) with a fixed random w. The
 gradient from --tessel-grad (run in tessel-interp) is compared with central
@@ -9,6 +10,7 @@ directions; relative error must stay below 1e-6.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 
@@ -178,12 +180,92 @@ def module(args, body, out_shape):
         sig, t(()), "\n".join(lines), t(())))
 
 
+def model_error(o, base, inputs, grads, names, eps):
+    """The worst relative error of central differences (step eps) along 3
+    random directions in the parameters `names`."""
+    interp = os.path.join(o.bin, "tessel-interp")
+    worst = 0.0
+    for k in range(3):
+        v = {n: rng.standard_normal(inputs[n].shape) for n in names}
+        plus, minus = dict(inputs), dict(inputs)
+        for n in names:
+            plus[n] = inputs[n] + eps * v[n]
+            minus[n] = inputs[n] - eps * v[n]
+        lp = float(run_interp(interp, base + ".grad.mlir", "forward", plus,
+                              base + ".p")["loss"])
+        lm = float(run_interp(interp, base + ".grad.mlir", "forward", minus,
+                              base + ".m")["loss"])
+        numeric = (lp - lm) / (2 * eps)
+        analytic = sum(float(np.sum(grads["grad." + n] * v[n]))
+                       for n in names)
+        worst = max(worst, abs(numeric - analytic) /
+                    max(1e-8, abs(numeric), abs(analytic)))
+    return worst
+
+
+def check_model(o, groups):
+    """Central differences of a whole tessel-models model (in f64) along
+    random directions in the parameters whose names match each group's
+    regular expression; returns (passed, failed)."""
+    opt = os.path.join(o.bin, "tessel-opt")
+    interp = os.path.join(o.bin, "tessel-interp")
+    base = os.path.join(o.out, "model")
+    steps = [[os.path.join(o.bin, "tessel-models")] + o.model.split() +
+             ["--dtype", "f64", "-o", base + ".mlir"],
+             [opt, base + ".mlir", "--tessel-grad", "-o", base + ".grad.mlir"],
+             [interp, base + ".grad.mlir", "--func", "forward", "--seed", "1",
+              "--save-inputs", base + ".in"]]
+    for cmd in steps:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode:
+            print("FAIL model: %s" % r.stderr.strip()[:500])
+            return 0, 1
+    inputs = read_st(base + ".in")
+    grads = run_interp(interp, base + ".grad.mlir", "forward_grad", inputs,
+                       base + ".g")
+    passed = failed = 0
+    for label, pattern in groups:
+        names = [n for n in inputs if "grad." + n in grads and
+                 re.search(pattern, n)]
+        if not names:
+            print("FAIL %s: no parameter matches %s" % (label, pattern))
+            failed += 1
+            continue
+        # Routing is piecewise constant in the parameters: eps must be small
+        # enough not to flip a top-k choice or a capacity slot (1e-4 does on
+        # the test model), and large enough that a small gradient (the
+        # router's) stands above the loss's rounding (1e-7 does not). Of
+        # 1e-6 and 1e-5, the step with the smaller error counts.
+        # The bound is 1e-5, not the ops' 1e-6: a whole model's loss carries
+        # more rounding, and a group's directional derivative can be 1e-3
+        # of it (a wrong rule is off by 1e-2 or more).
+        worst = min(model_error(o, base, inputs, grads, names, eps)
+                    for eps in (1e-6, 1e-5))
+        ok = worst < 1e-5
+        print("%s %s (%d tensors): max relative error %.2e" % (
+            "ok" if ok else "FAIL", label, len(names), worst))
+        passed += ok
+        failed += not ok
+    return passed, failed
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--bin", required=True)
     p.add_argument("--out", required=True)
+    p.add_argument("--model", default="",
+                   help="tessel-models arguments: check that model's "
+                        "gradient instead of the ops'")
+    p.add_argument("--group", action="append", default=[],
+                   help="with --model: LABEL=REGEX, parameters to perturb "
+                        "together (default: all)")
     o = p.parse_args()
     os.makedirs(o.out, exist_ok=True)
+    if o.model:
+        groups = [g.split("=", 1) for g in o.group] or [("all", ".")]
+        passed, failed = check_model(o, groups)
+        print("%d passed, %d failed" % (passed, failed))
+        return 1 if failed else 0
     opt = os.path.join(o.bin, "tessel-opt")
     interp = os.path.join(o.bin, "tessel-interp")
     passed = failed = 0

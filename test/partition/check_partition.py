@@ -8,6 +8,8 @@ by tessel-interp, one thread per device) equals the unpartitioned one.
   --random N --seed S: N random programs (random meshes of 1-4 axes, random
     shapes including non-divisible ones, random annotations; the generator of
     test/passes/check_propagation.py).
+  --moe: as --models, for a Mixtral-shaped experts model on ep=2, ep=4,
+    dp=2 x ep=2, ep on the dp devices (dp=4) and ep=2 x tp=2.
   --reshards N --seed S: N random reshards (an argument laid out one way
     returned laid out another, on 1-3 axes of sizes 1-4, uneven shapes):
     every plan of the reshard planner is run.
@@ -44,6 +46,12 @@ MODELS = {
 }
 MESHES = [("dp=4", "dp"), ("tp=4", "tp"), ("dp=2,tp=2", "dp-tp"),
           ("tp=2", "tp-sp"), ("dp=4", "fsdp"), ("tp=3", "tp")]
+# Mixtral-shaped experts (routing, capacity, losses) on expert-parallel
+# meshes: ep alone, dp x ep, ep on the dp devices, ep x tp.
+MOE = ("moe --layers 2 --hidden 16 --heads 2 --experts 4 --top-k 2 --ffn 32 "
+       "--vocab 32 --seq 8 --batch 4")
+MOE_MESHES = [("ep=2", "ep"), ("ep=4", "ep"), ("ep=3", "ep"), ("dp=2,ep=2", "dp-ep"),
+              ("dp=4", "dp-ep-shared"), ("ep=2,tp=2", "ep-tp")]
 # A train step also partitions its optimizer update: ZeRO-1/2 splits the
 # optimizer state over dp while the parameters stay whole.
 TRAIN_MESHES = MESHES + [("dp=4", "zero1"), ("dp=2,tp=2", "dp-tp-zero1")]
@@ -105,6 +113,8 @@ class Checker:
         cases = [(m, mesh, s) for m in MODELS for mesh, s in meshes]
         cases.append(("gpt-vocab50257", "dp=2,tp=4", "dp-tp"))
         cases.append(("llama-vocab50257", "dp=2,tp=4", "dp-tp"))
+        if self.o.moe:
+            cases = [("moe", mesh, s) for mesh, s in MOE_MESHES]
         if self.o.only:
             cases = [c for c in cases
                      if any(re.fullmatch(pattern, "%s:%s" % (c[0], c[2]))
@@ -116,7 +126,7 @@ class Checker:
                                 "--kv-heads 2 --vocab 50257 --seq 4 --batch 2",
         }
         for model, mesh, strategy in cases:
-            flags = MODELS.get(model) or big_vocab[model]
+            flags = MODELS.get(model) or big_vocab.get(model) or MOE
             label = "%s %s %s" % (model, mesh, strategy)
             base = os.path.join(self.tmp, re.sub(r"\W", "_", label))
             r = run([self.tool("tessel-models")] + flags.split() +
@@ -251,6 +261,9 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--bin", required=True, help="directory of the tools")
     p.add_argument("--models", action="store_true")
+    p.add_argument("--moe", action="store_true",
+                   help="like --models, for the experts model on the "
+                        "expert-parallel meshes")
     p.add_argument("--random", type=int, default=0)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--reshards", type=int, default=0,
@@ -278,7 +291,7 @@ def main():
                    help="also run --tessel-optimize-collectives")
     o = p.parse_args()
     c = Checker(o)
-    if o.models:
+    if o.models or o.moe:
         c.models()
     if o.files:
         c.files(o.files)

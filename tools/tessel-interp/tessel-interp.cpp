@@ -50,6 +50,12 @@ static llvm::cl::opt<std::string>
                             "together, each on the ranks of its mesh (the "
                             "stages of a pipeline)"),
              llvm::cl::cat(toolCategory));
+static llvm::cl::opt<std::string> saveInputsFile(
+    "save-inputs",
+    llvm::cl::desc("Also write the function's inputs (given, initialized "
+                   "from the seed, or read from --tokens) to this "
+                   "safetensors file, by argument name"),
+    llvm::cl::value_desc("file"));
 static llvm::cl::opt<uint64_t> seed("seed",
                                     llvm::cl::desc("Seed for inputs not given"),
                                     llvm::cl::init(0),
@@ -346,6 +352,15 @@ int main(int argc, char **argv) {
                          labelsArg ? &(*inputs)[*labelsArg] : nullptr, vocab);
   };
 
+  if (!saveInputsFile.empty()) {
+    if (llvm::Error err = loadBatch(0))
+      return failWith(llvm::toString(std::move(err)));
+    NamedTensors named;
+    for (auto [a, t] : llvm::enumerate(*inputs))
+      named.tensors.emplace_back(tp::argName(func, a), t);
+    if (llvm::Error err = writeSafeTensors(saveInputsFile, named))
+      return failWith(llvm::toString(std::move(err)));
+  }
   bool spmd = succeeded(tp::spmdMesh(func));
   auto runOnce = [&](std::vector<HostTensor> args) {
     return spmd ? ti::runSpmd(func, args) : ti::runFunction(func, std::move(args));

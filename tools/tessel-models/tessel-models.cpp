@@ -27,7 +27,8 @@ using namespace mlir::tessel;
 namespace cl = llvm::cl;
 static llvm::cl::OptionCategory toolCategory("tessel-models options");
 
-static cl::opt<std::string> kind(cl::Positional, cl::desc("<mlp|gpt|llama>"),
+static cl::opt<std::string> kind(cl::Positional,
+                                 cl::desc("<mlp|gpt|llama|moe>"),
                                  llvm::cl::cat(toolCategory));
 static cl::opt<int64_t> layers("layers", cl::desc("Layers"), cl::init(2),
                                llvm::cl::cat(toolCategory));
@@ -62,6 +63,28 @@ static cl::opt<std::string> lossKind("loss", cl::desc("mlp loss: ce | mse"),
 static cl::opt<std::string> widths("widths",
                                    cl::desc("mlp layer widths, e.g. 16,32,10"),
                                    llvm::cl::cat(toolCategory));
+static cl::opt<int64_t> experts("experts", cl::desc("moe: experts per layer"),
+                                cl::init(8), llvm::cl::cat(toolCategory));
+static cl::opt<int64_t> topK("top-k",
+                             cl::desc("moe: experts per token (1: Switch, "
+                                      "2: Mixtral)"),
+                             cl::init(2), llvm::cl::cat(toolCategory));
+static cl::opt<double>
+    capacityFactor("capacity-factor",
+                   cl::desc("moe: expert capacity = ceil(seq * top-k / "
+                            "experts * factor) tokens per sequence"),
+                   cl::init(1.25), llvm::cl::cat(toolCategory));
+static cl::opt<double> auxLoss("aux-loss",
+                               cl::desc("moe: load-balancing loss "
+                                        "coefficient"),
+                               cl::init(0.01), llvm::cl::cat(toolCategory));
+static cl::opt<double> zLoss("z-loss",
+                             cl::desc("moe: router z-loss coefficient"),
+                             cl::init(0.001), llvm::cl::cat(toolCategory));
+static cl::opt<int64_t> moeEvery("moe-every",
+                                 cl::desc("moe: every N-th layer is MoE, "
+                                          "the others dense"),
+                                 cl::init(1), llvm::cl::cat(toolCategory));
 static cl::opt<std::string>
     meshSpec("mesh", cl::desc("Device mesh, e.g. \"dp=2,tp=4\""),
              llvm::cl::cat(toolCategory));
@@ -112,7 +135,14 @@ int main(int argc, char **argv) {
   config.batch = batch;
   config.dtype = dtype;
   config.loss = lossKind;
-  config.tiedEmbeddings = tied.empty() ? kind != "llama" : tied == "yes";
+  config.tiedEmbeddings =
+      tied.empty() ? kind != "llama" && kind != "moe" : tied == "yes";
+  config.experts = experts;
+  config.topK = topK;
+  config.capacityFactor = capacityFactor;
+  config.auxLoss = auxLoss;
+  config.zLoss = zLoss;
+  config.moeEvery = moeEvery;
   if (!tied.empty() && tied != "yes" && tied != "no")
     return failWith("--tied must be yes or no");
   for (StringRef w : llvm::split(widths.getValue(), ',')) {

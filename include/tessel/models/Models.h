@@ -21,7 +21,7 @@
 namespace mlir::tessel::models {
 
 struct ModelConfig {
-  std::string kind = "gpt"; ///< mlp | gpt | llama
+  std::string kind = "gpt"; ///< mlp | gpt | llama | moe
   int64_t layers = 2;
   int64_t hidden = 128;
   int64_t heads = 4;
@@ -35,6 +35,13 @@ struct ModelConfig {
   std::string loss = "ce";    ///< mlp: ce | mse
   std::vector<int64_t> widths; ///< mlp: explicit layer widths (in .. out)
   double ropeTheta = 10000.0;
+  // moe (Mixtral-shaped: Llama attention, routed SwiGLU experts).
+  int64_t experts = 8;
+  int64_t topK = 2;          ///< experts per token (1: Switch, 2: Mixtral)
+  double capacityFactor = 1.25;
+  double auxLoss = 0.01;     ///< load-balancing loss coefficient
+  double zLoss = 0.001;      ///< router z-loss coefficient
+  int64_t moeEvery = 1;      ///< every N-th layer is MoE, the others dense
 };
 
 /// Builds the model into a new module. Errors describe the bad option.
