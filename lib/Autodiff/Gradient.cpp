@@ -295,6 +295,9 @@ mlir::tessel::buildGradient(func::FuncOp forward, StringRef name,
   for (Type t : forward.getArgumentTypes())
     if (isDifferentiable(t))
       resultTypes.push_back(t);
+  // The forward's other results (auxiliary losses, counts) come last, as
+  // they are (JAX's has_aux).
+  llvm::append_range(resultTypes, forward.getResultTypes().drop_front());
   auto grad = func::FuncOp::create(
       builder, forward.getLoc(), name,
       builder.getFunctionType(forward.getArgumentTypes(), resultTypes));
@@ -337,6 +340,8 @@ mlir::tessel::buildGradient(func::FuncOp forward, StringRef name,
                                         cast<RankedTensorType>(arg.getType()),
                                         0.0));
     }
+  for (Value aux : ret.getOperands().drop_front())
+    results.push_back(map.lookup(aux));
   func::ReturnOp::create(builder, forward.getLoc(), results);
   backward.assignBackwardRoles();
   // Recomputed values the rules did not read.
@@ -358,6 +363,14 @@ mlir::tessel::buildGradient(func::FuncOp forward, StringRef name,
         builder.getStringAttr(
             "grad." + (argName ? argName.getValue().str()
                                : "arg" + std::to_string(a))));
+  }
+  for (unsigned i = 1; i < forward.getNumResults(); ++i) {
+    auto auxName = forward.getResultAttrOfType<StringAttr>(
+        i, TesselDialect::kNameAttrName);
+    grad.setResultAttr(r++, TesselDialect::kNameAttrName,
+                       auxName ? auxName
+                               : builder.getStringAttr("result" +
+                                                       std::to_string(i)));
   }
   return grad;
 }

@@ -121,6 +121,7 @@ public:
     SmallVector<Value> results = update(t, lr);
     results.push_back(loss);
     results.push_back(norm);
+    llvm::append_range(results, metrics);
     for (Operation *o = lastGradientOp->getNextNode(); o; o = o->getNextNode())
       o->setAttr(TesselDialect::kRoleAttrName, b.getStringAttr("optimizer"));
     func::ReturnOp::create(b, e.loc, results);
@@ -180,6 +181,7 @@ private:
   Value stepArg, lrArg, applyArg, gradScaleArg;
   Operation *lastGradientOp = nullptr;
   Value loss;
+  SmallVector<Value> metrics; // the forward's other results
   SmallVector<Value> grads, gradSums; ///< per parameter
 };
 
@@ -269,6 +271,14 @@ void StepBuilder::createFunction(StringRef name) {
   resultTypes.push_back(e.scalar);
   resultNames.push_back("grad_norm");
   resultRoles.push_back("grad_norm");
+  // The forward's other results, reported with the loss.
+  for (unsigned i = 1; i < forward.getNumResults(); ++i) {
+    resultTypes.push_back(forward.getResultTypes()[i]);
+    auto name = forward.getResultAttrOfType<StringAttr>(
+        i, TesselDialect::kNameAttrName);
+    resultNames.push_back(name ? name.str() : "result" + std::to_string(i));
+    resultRoles.push_back("metric");
+  }
 
   b.setInsertionPointAfter(forward);
   step = func::FuncOp::create(b, e.loc, name,
@@ -330,6 +340,7 @@ void StepBuilder::inlineGradient(func::FuncOp grad) {
       grads.push_back(gradResults[r]);
     ++r;
   }
+  metrics.assign(gradResults.begin() + r, gradResults.end());
 }
 
 /// Accumulation: the step's gradient is (running sum + this micro-step's

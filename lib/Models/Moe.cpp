@@ -38,6 +38,7 @@ struct Routing {
   Value dispatch, combine; // [B, S, E, C], compute type
   Value aux, z;            // scalars (routing type): load-balancing, z-loss
   Value dropped;           // scalar (routing type): choices over capacity
+  Value load;              // [E]: token choices routed to each expert
 };
 
 /// Routing runs in f32 at least (f64 in an f64 model).
@@ -113,6 +114,7 @@ Routing route(Emitter &e, Value x, Value router, const ModelConfig &c,
   Value f = e.scale(sumOver(e, earlier, {0}), 1.0 / choices); // [E]
   Value p = e.op<ReduceOp>(ReduceKind::mean, probs, ArrayRef<int64_t>{0, 1});
   r.aux = e.scale(sumOver(e, e.op<MulOp>(f, p), {0}), double(E));
+  r.load = sumOver(e, earlier, {0});
   r.dropped = e.op<SubOp>(e.splat({}, choices, f32), sumOver(e, kept, {0, 1}));
   // Both stay where their tokens are (the batch's split): left open, the
   // backward's use of dispatch against the experts' cotangents would pull
@@ -198,11 +200,16 @@ llvm::Error models::buildMixtral(Emitter &e, const ModelConfig &c) {
   });
   Type f32 = routingType(e);
   Value aux = e.splat({}, 0.0, f32), z = aux, dropped = aux;
+  SmallVector<Value> loads; // [1, E] per MoE layer
   for (const Routing &r : layers) {
     aux = e.op<AddOp>(aux, r.aux);
     z = e.op<AddOp>(z, r.z);
     dropped = e.op<AddOp>(dropped, r.dropped);
+    loads.push_back(e.reshape(r.load, {1, c.experts}));
   }
+  Value load = loads.size() == 1
+                   ? loads.front()
+                   : e.op<ConcatenateOp>(ValueRange(loads), int64_t(0));
   auto ceType = cast<RankedTensorType>(ce.getType());
   Value ceF32 = ceType.getElementType() == f32
                     ? ce
@@ -211,7 +218,8 @@ llvm::Error models::buildMixtral(Emitter &e, const ModelConfig &c) {
       ceF32, e.op<AddOp>(e.scale(aux, c.auxLoss), e.scale(z, c.zLoss)));
   if (total.getType() != ce.getType())
     total = e.op<ConvertOp>(ce.getType(), total);
-  e.finish({total, ce, aux, z, dropped},
-           {"loss", "lm_loss", "aux_loss", "z_loss", "dropped_tokens"});
+  e.finish({total, ce, aux, z, dropped, load},
+           {"loss", "lm_loss", "aux_loss", "z_loss", "dropped_tokens",
+            "expert_load"});
   return llvm::Error::success();
 }

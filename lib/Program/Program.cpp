@@ -32,6 +32,7 @@ constexpr RoleInfo kRoles[] = {
     {Role::Output, "output", false, true},
     {Role::Loss, "loss", false, true},
     {Role::GradNorm, "grad_norm", false, true},
+    {Role::Metric, "metric", false, true},
 };
 
 const RoleInfo &infoOf(Role role) {

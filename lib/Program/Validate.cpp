@@ -124,7 +124,12 @@ llvm::Error validateRoles(const Entry &e) {
   }
   llvm::StringSet<> fed;
   for (const TensorInfo &r : e.results) {
-    if (r.role != Role::Output && !isCarried(r.role) && ++count[r.role] > 1)
+    if (r.role == Role::Metric &&
+        llvm::any_of(r.dims, [](const auto &axes) { return !axes.empty(); }))
+      return fail("metric result '" + r.name + "' of entry '" + e.name +
+                  "' is split over the mesh; metrics must be replicated");
+    if (r.role != Role::Output && r.role != Role::Metric &&
+        !isCarried(r.role) && ++count[r.role] > 1)
       return fail("entry '" + e.name + "' has more than one " +
                   roleName(r.role) + " result; give each result one role " +
                   "(tessel.runtime_role)");
@@ -372,6 +377,8 @@ Bindings program::bindRoles(const Entry &e) {
       b.loss = i;
     else if (r.role == Role::GradNorm)
       b.gradNorm = i;
+    else if (r.role == Role::Metric)
+      b.metrics.push_back(i);
     else if (isCarried(r.role))
       b.feeds.back() = carried.at({r.role, r.name});
   }

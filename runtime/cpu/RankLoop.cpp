@@ -380,22 +380,48 @@ void gatherResults(Rank &rank, Fn local) {
   comm.waitAll(sends);
 }
 
-/// Rank 0 gets the loss and gradient norm of step k from the first rank of
-/// the entry that computes them (a pipeline's last stage).
-std::pair<double, double> reportedValues(Rank &rank, double loss) {
+/// What rank 0 reports for a step: the loss, the gradient norm and every
+/// metric result's elements, in order.
+struct Report {
+  std::vector<double> values; // loss, grad_norm, metrics...
+};
+
+/// Rank 0 gets the loss, gradient norm and metrics of step k from the first
+/// rank of the entry that computes them (a pipeline's last stage).
+Report reportedValues(Rank &rank, double loss) {
   const EntryRun *reporter = rank.run.reporter();
+  Report report;
+  report.values = {loss, 0};
   if (!reporter)
-    return {0, 0};
+    return report;
   int64_t source = reporter->mesh->ranks().front();
-  double values[2] = {loss, 0};
-  if (&rank.entry == reporter && reporter->roles.gradNorm)
-    values[1] = rank.resultScalar(*reporter->roles.gradNorm);
+  const auto &results = reporter->entry->results;
+  for (unsigned r : reporter->roles.metrics)
+    report.values.resize(report.values.size() +
+                         numElements(results[r].shape));
+  if (&rank.entry == reporter) {
+    if (reporter->roles.gradNorm)
+      report.values[1] = rank.resultScalar(*reporter->roles.gradNorm);
+    size_t at = 2;
+    for (unsigned r : reporter->roles.metrics) {
+      int64_t width = byteSize(results[r].dtype);
+      for (int64_t k = 0, n = numElements(results[r].shape); k < n;
+           ++k) {
+        double f;
+        int64_t i;
+        loadElement(results[r].dtype, rank.results[r].get() + k * width, f, i);
+        report.values[at++] = isFloat(results[r].dtype) ? f : double(i);
+      }
+    }
+  }
+  size_t bytes = report.values.size() * sizeof(double);
   if (source != 0 && rank.comm.rank() == source)
-    rank.comm.send(values, sizeof(values), 0, kReportTag, rank.comm.world());
-  if (source != 0 && rank.comm.rank() == 0)
-    rank.comm.recv(values, sizeof(values), source, kReportTag,
+    rank.comm.send(report.values.data(), bytes, 0, kReportTag,
                    rank.comm.world());
-  return {values[0], values[1]};
+  if (source != 0 && rank.comm.rank() == 0)
+    rank.comm.recv(report.values.data(), bytes, source, kReportTag,
+                   rank.comm.world());
+  return report;
 }
 
 void saveCheckpoint(Run &run, Communicator &comm, int64_t stepsDone) {
@@ -445,20 +471,46 @@ void printHeader(const Run &run, const Communicator &comm) {
   }
 }
 
-void printProgress(Run &run, int64_t k, double loss, double gradNorm,
-                   double ms) {
+/// Prints the metrics of `report` (after loss and grad_norm): scalars as
+/// `, name value`, tensors as `, name [v0 v1 ...]`.
+void printMetrics(const EntryRun &reporter, const Report &report,
+                  llvm::json::Object &metrics) {
+  size_t at = 2;
+  for (unsigned r : reporter.roles.metrics) {
+    const TensorInfo &info = reporter.entry->results[r];
+    int64_t n = numElements(info.shape);
+    llvm::outs() << ", " << info.name << " ";
+    if (info.shape.empty()) {
+      llvm::outs() << llvm::format("%.6g", report.values[at]);
+      metrics[info.name] = report.values[at++];
+      continue;
+    }
+    llvm::json::Array values;
+    llvm::outs() << "[";
+    for (int64_t k = 0; k < n; ++k, ++at) {
+      llvm::outs() << (k ? " " : "") << llvm::format("%.4g", report.values[at]);
+      values.push_back(report.values[at]);
+    }
+    llvm::outs() << "]";
+    metrics[info.name] = std::move(values);
+  }
+}
+
+void printProgress(Run &run, int64_t k, const Report &report, double ms) {
   llvm::json::Object metrics{{"step", k}, {"ms_per_step", ms}};
   llvm::outs() << "step " << k;
   // The loss of the whole (accumulated) batch: the micro-steps' mean.
   const EntryRun *reporter = run.reporter();
   if (reporter && reporter->roles.loss) {
-    llvm::outs() << llvm::format(": loss %.6f", loss);
-    metrics["loss"] = loss;
+    llvm::outs() << llvm::format(": loss %.6f", report.values[0]);
+    metrics["loss"] = report.values[0];
   }
   if (reporter && reporter->roles.gradNorm) {
-    llvm::outs() << llvm::format(", grad_norm %.6f", gradNorm);
-    metrics["grad_norm"] = gradNorm;
+    llvm::outs() << llvm::format(", grad_norm %.6f", report.values[1]);
+    metrics["grad_norm"] = report.values[1];
   }
+  if (reporter)
+    printMetrics(*reporter, report, metrics);
   llvm::outs() << llvm::format(", %.1f ms/step", ms);
   if (run.tokensPerStep) {
     llvm::outs() << llvm::format(", %.0f tokens/s",
@@ -529,13 +581,13 @@ void stepLoop(Rank &rank) {
     }
     bool lastStep = k + 1 == o.steps;
     if ((k + 1) % o.printEvery == 0 || lastStep || k == run.firstStep) {
-      auto [reportedLoss, gradNorm] = reportedValues(rank, loss);
+      Report report = reportedValues(rank, loss);
       double seconds = std::chrono::duration<double>(now - last).count();
       double ms = 1000.0 * seconds / std::max<int64_t>(k + 1 - printed, 1);
       printed = k + 1;
       last = now;
       if (rank.comm.rank() == 0)
-        printProgress(run, k, reportedLoss, gradNorm, ms);
+        printProgress(run, k, report, ms);
     }
     // The step's results that feed arguments are now in `args`.
     const program::Bindings &roles = rank.entry.roles;

@@ -84,6 +84,7 @@ enum class Role : uint8_t {
   Output,
   Loss,
   GradNorm,
+  Metric, ///< a replicated value reported with the loss (an auxiliary loss)
 };
 
 llvm::StringRef roleName(Role role);
@@ -182,6 +183,7 @@ struct Bindings {
   std::vector<std::optional<unsigned>> feeds;
   std::optional<unsigned> step, learningRate, apply, gradScale, tokens, labels;
   std::optional<unsigned> loss, gradNorm; ///< results
+  std::vector<unsigned> metrics;          ///< results, in order
 };
 /// Valid for entries of a validated program.
 Bindings bindRoles(const Entry &entry);
