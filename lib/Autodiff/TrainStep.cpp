@@ -243,6 +243,23 @@ void StepBuilder::signature(SmallVectorImpl<Type> &types,
   scalarArg(b.getI32Type(), "step", "zeros", "step");
 }
 
+/// The sharding of some argument, if any (for the mesh they name).
+static ShardingAttr anySharding(ArrayRef<DictionaryAttr> argAttrs) {
+  for (DictionaryAttr attrs : argAttrs)
+    if (attrs)
+      if (auto s = attrs.getAs<ShardingAttr>(TesselDialect::kShardingAttrName))
+        return s;
+  return {};
+}
+
+/// The closed, replicated sharding of a rank-`rank` tensor on `mesh`.
+static ShardingAttr replicatedOn(FlatSymbolRefAttr mesh, int64_t rank) {
+  MLIRContext *ctx = mesh.getContext();
+  SmallVector<DimShardingAttr> dims(
+      rank, DimShardingAttr::get(ctx, {}, false, std::nullopt));
+  return ShardingAttr::get(ctx, mesh, dims);
+}
+
 /// The function with its signature, results named and laid out, and the
 /// arguments bound to their roles.
 void StepBuilder::createFunction(StringRef name) {
@@ -294,6 +311,13 @@ void StepBuilder::createFunction(StringRef name) {
     if (i < carried)
       if (Attribute sharding = argAttrs[i].get(TesselDialect::kShardingAttrName))
         step.setResultAttr(i, TesselDialect::kShardingAttrName, sharding);
+    // Metrics are replicated: every rank reports the same value.
+    if (resultRoles[i] == "metric")
+      if (ShardingAttr any = anySharding(argAttrs))
+        step.setResultAttr(
+            i, TesselDialect::kShardingAttrName,
+            replicatedOn(any.getMesh(),
+                         cast<RankedTensorType>(resultTypes[i]).getRank()));
   }
   body = step.addEntryBlock();
   b.setInsertionPointToStart(body);

@@ -26,6 +26,9 @@ GPT = ["gpt", "--layers", "2", "--hidden", "64", "--heads", "4", "--vocab",
 LLAMA = ["llama", "--layers", "2", "--hidden", "64", "--heads", "4",
          "--kv-heads", "2", "--vocab", "96", "--seq", "16", "--batch", "4"]
 MLP = ["mlp", "--widths", "24,48,10", "--batch", "8"]
+MOE = ["moe", "--layers", "2", "--hidden", "32", "--heads", "4", "--experts",
+       "4", "--top-k", "2", "--ffn", "48", "--vocab", "96", "--seq", "16",
+       "--batch", "4"]
 
 # name: (model, mesh, strategy)
 CASES = {
@@ -39,6 +42,9 @@ CASES = {
     "gpt:tp3-uneven": (GPT, "tp=3", "tp"),
     "llama:1": (LLAMA, None, None),
     "llama:dp2xtp2": (LLAMA, "dp=2,tp=2", "dp-tp"),
+    "moe:1": (MOE, None, None),
+    "moe:ep2": (MOE, "ep=2", "ep"),
+    "moe:dp2xep2": (MOE, "dp=2,ep=2", "dp-ep"),
 }
 
 STEP = re.compile(r"^step (\d+): loss ([-0-9.eE+naninf]+)")

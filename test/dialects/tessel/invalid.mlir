@@ -1000,7 +1000,7 @@ func.func @f(%w: tensor<4xf32> {tessel.runtime_role = "loss"}) {
 }
 // -----
 // Tests: tessel.runtime_role on a result is a result role.
-// expected-error@+1 {{'func.func' op 'tessel.runtime_role' on result #0 must be one of "parameter", "optimizer_state", "accumulator", "state", "output", "loss", "grad_norm", got "step"}}
+// expected-error@+1 {{'func.func' op 'tessel.runtime_role' on result #0 must be one of "parameter", "optimizer_state", "accumulator", "state", "output", "loss", "grad_norm", "metric", got "step"}}
 func.func @f(%w: tensor<4xf32>) -> (tensor<4xf32> {tessel.runtime_role = "step"}) {
   return %w : tensor<4xf32>
 }
