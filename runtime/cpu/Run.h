@@ -51,6 +51,9 @@ struct Options {
 /// initialization (each rank computes its block only).
 struct ArgumentSource {
   const uint8_t *mapped = nullptr;
+  /// The global tensor assembled from the file's slices of a stacked
+  /// parameter (`mapped` points into it).
+  std::vector<uint8_t> stacked;
   InitSpec spec;
   uint64_t stream = 0;
 };

@@ -36,8 +36,45 @@ llvm::Error checkStored(const std::string &path,
               typeString(info.dtype, info.globalShape));
 }
 
+/// Hugging Face stores some stacked parameters one slice per tensor:
+/// Mixtral's `...experts.3.w1.weight` is row 3 of Tessel's
+/// `...experts.w1.weight` [E, F, H]. The file's slices of `info`
+/// (`PREFIX.k.SUFFIX` for `PREFIX.SUFFIX`, k = 0 .. E-1), if it has the
+/// first one; an error where some are missing or of another type.
+llvm::Expected<std::vector<const SafeTensorsIndex::Entry *>>
+stackedSlices(const MappedSafeTensors &file, const TensorInfo &info) {
+  std::vector<const SafeTensorsIndex::Entry *> slices;
+  if (info.globalShape.empty() || info.globalShape[0] == 0)
+    return slices;
+  Shape row(info.globalShape.begin() + 1, info.globalShape.end());
+  for (size_t p = info.name.find('.'); p != std::string::npos;
+       p = info.name.find('.', p + 1)) {
+    auto nameOf = [&](int64_t k) {
+      return info.name.substr(0, p) + "." + std::to_string(k) +
+             info.name.substr(p);
+    };
+    if (!file.index.find(nameOf(0)))
+      continue;
+    for (int64_t k = 0; k < info.globalShape[0]; ++k) {
+      const SafeTensorsIndex::Entry *e = file.index.find(nameOf(k));
+      if (!e)
+        return fail(file.path + " has " + std::to_string(k) + " of the " +
+                    std::to_string(info.globalShape[0]) + " slices " +
+                    nameOf(0) + " .. " + nameOf(info.globalShape[0] - 1) +
+                    " of parameter '" + info.name + "'");
+      if (e->dtype != info.dtype || e->shape != row)
+        return fail(file.path + ": tensor '" + e->name + "' is " +
+                    typeString(e->dtype, e->shape) + " but a slice of '" +
+                    info.name + "' is " + typeString(info.dtype, row));
+      slices.push_back(e);
+    }
+    return slices;
+  }
+  return slices;
+}
+
 /// Every argument from its initialization, or from --init-from where the
-/// file has it.
+/// file has it (whole, or as slices of a stacked parameter).
 llvm::Error bindSources(Run &run, EntryRun &e) {
   const Options &o = run.options;
   MappedSafeTensors *given = nullptr;
@@ -60,6 +97,20 @@ llvm::Error bindSources(Run &run, EntryRun &e) {
         return err;
       source.mapped = given->bytesOf(*e);
       continue;
+    }
+    if (given) {
+      auto slices = stackedSlices(*given, info);
+      if (!slices)
+        return slices.takeError();
+      for (const SafeTensorsIndex::Entry *s : *slices) {
+        const uint8_t *bytes = given->bytesOf(*s);
+        source.stacked.insert(source.stacked.end(), bytes,
+                              bytes + (s->end - s->begin));
+      }
+      if (!slices->empty()) {
+        source.mapped = source.stacked.data();
+        continue;
+      }
     }
     llvm::Expected<InitSpec> spec = parseInitSpec(info.init);
     if (!spec)
@@ -95,8 +146,18 @@ llvm::Error checkInitFrom(Run &run) {
   llvm::StringSet<> known;
   std::vector<std::string> missing;
   for (const EntryRun &e : run.entries) {
-    for (const TensorInfo &info : e.entry->arguments) {
+    for (const auto &[info, source] :
+         llvm::zip(e.entry->arguments, e.sources)) {
       known.insert(info.name);
+      if (!source.stacked.empty()) { // its slices are known too
+        llvm::Expected<std::vector<const SafeTensorsIndex::Entry *>> slices =
+            stackedSlices(file, info);
+        if (!slices)
+          return slices.takeError();
+        for (const SafeTensorsIndex::Entry *s : *slices)
+          known.insert(s->name);
+        continue;
+      }
       if (info.role == Role::Parameter && !file.index.find(info.name))
         missing.push_back(info.name);
     }
