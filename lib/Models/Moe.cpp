@@ -191,25 +191,34 @@ llvm::Error models::buildMixtral(Emitter &e, const ModelConfig &c) {
     return fail("--moe-every must be positive");
   if (c.auxLoss < 0 || c.zLoss < 0)
     return fail("--aux-loss and --z-loss must not be negative");
+  if (c.moeEvery > c.layers)
+    return fail(llvm::formatv("--moe-every {0} leaves no MoE layer in "
+                              "--layers {1}",
+                              c.moeEvery, c.layers));
   int64_t F = c.ffn ? c.ffn : ((8 * c.hidden / 3 + 31) / 32) * 32;
-  SmallVector<Routing> layers;
+  // Running sums over the MoE layers, each added inside its layer, so that
+  // a pipeline carries them from stage to stage like the activations.
+  Routing sum;
   Value ce = llamaDecoder(e, c, [&](Value m, StringRef prefix, int64_t l) {
     if ((l + 1) % c.moeEvery != 0)
       return llamaMlp(e, m, prefix, F);
-    return moeBlock(e, m, prefix, c, F, layers);
+    SmallVector<Routing> layer;
+    Value out = moeBlock(e, m, prefix, c, F, layer);
+    const Routing &r = layer.front();
+    Value load = e.reshape(r.load, {1, c.experts});
+    if (!sum.aux) {
+      sum = r;
+      sum.load = load;
+      return out;
+    }
+    sum.aux = e.op<AddOp>(sum.aux, r.aux);
+    sum.z = e.op<AddOp>(sum.z, r.z);
+    sum.dropped = e.op<AddOp>(sum.dropped, r.dropped);
+    sum.load = e.op<ConcatenateOp>(ValueRange{sum.load, load}, int64_t(0));
+    return out;
   });
   Type f32 = routingType(e);
-  Value aux = e.splat({}, 0.0, f32), z = aux, dropped = aux;
-  SmallVector<Value> loads; // [1, E] per MoE layer
-  for (const Routing &r : layers) {
-    aux = e.op<AddOp>(aux, r.aux);
-    z = e.op<AddOp>(z, r.z);
-    dropped = e.op<AddOp>(dropped, r.dropped);
-    loads.push_back(e.reshape(r.load, {1, c.experts}));
-  }
-  Value load = loads.size() == 1
-                   ? loads.front()
-                   : e.op<ConcatenateOp>(ValueRange(loads), int64_t(0));
+  Value aux = sum.aux, z = sum.z, dropped = sum.dropped, load = sum.load;
   auto ceType = cast<RankedTensorType>(ce.getType());
   Value ceF32 = ceType.getElementType() == f32
                     ? ce

@@ -83,6 +83,9 @@ struct Rank {
   std::vector<Buffer> args, results;
   std::optional<HostTensor> ids, labels; ///< global batches (--data)
   std::deque<Eval> evals; ///< deque: Eval is not nothrow-movable
+  /// The metric results' elements, in order, averaged over the last
+  /// optimizer step's micro-steps (as the loss is).
+  std::vector<double> metrics;
 
   const TensorInfo &arg(unsigned a) const {
     return entry.entry->arguments[a];
@@ -102,6 +105,22 @@ struct Rank {
     int64_t i;
     loadElement(entry.entry->results[r].dtype, results[r].get(), f, i);
     return f;
+  }
+  /// Adds `weight` times every element of the metric results to `sums`.
+  void addMetrics(std::vector<double> &sums, double weight) const {
+    size_t at = 0;
+    for (unsigned r : entry.roles.metrics) {
+      const TensorInfo &info = entry.entry->results[r];
+      int64_t width = byteSize(info.dtype);
+      for (int64_t k = 0, n = numElements(info.shape); k < n; ++k) {
+        double f;
+        int64_t i;
+        loadElement(info.dtype, results[r].get() + k * width, f, i);
+        if (at == sums.size())
+          sums.push_back(0);
+        sums[at++] += weight * (isFloat(info.dtype) ? f : double(i));
+      }
+    }
   }
 };
 
@@ -188,6 +207,7 @@ double optimizerStep(Rank &rank, int64_t k) {
   const program::Bindings &b = rank.entry.roles;
   rank.setArgument(b.step, double(k));
   double lossSum = 0;
+  rank.metrics.clear();
   std::vector<void *> buffers;
   for (int64_t j = 0; j < run.microSteps; ++j) {
     rank.setArgument(b.apply, j + 1 == run.microSteps ? 1.0 : 0.0);
@@ -205,6 +225,7 @@ double optimizerStep(Rank &rank, int64_t k) {
     completeSends(rank.ctx);
     if (b.loss)
       lossSum += rank.resultScalar(*b.loss);
+    rank.addMetrics(rank.metrics, 1.0 / double(run.microSteps));
     for (auto [r, a] : llvm::enumerate(b.feeds))
       if (a)
         std::swap(rank.results[r], rank.args[*a]);
@@ -402,17 +423,8 @@ Report reportedValues(Rank &rank, double loss) {
   if (&rank.entry == reporter) {
     if (reporter->roles.gradNorm)
       report.values[1] = rank.resultScalar(*reporter->roles.gradNorm);
-    size_t at = 2;
-    for (unsigned r : reporter->roles.metrics) {
-      int64_t width = byteSize(results[r].dtype);
-      for (int64_t k = 0, n = numElements(results[r].shape); k < n;
-           ++k) {
-        double f;
-        int64_t i;
-        loadElement(results[r].dtype, rank.results[r].get() + k * width, f, i);
-        report.values[at++] = isFloat(results[r].dtype) ? f : double(i);
-      }
-    }
+    std::copy(rank.metrics.begin(), rank.metrics.end(),
+              report.values.begin() + 2);
   }
   size_t bytes = report.values.size() * sizeof(double);
   if (source != 0 && rank.comm.rank() == source)
