@@ -159,6 +159,7 @@ LogicalResult verifyValueAttribute(NamedAttribute attr, Type type,
                 << TesselDialect::kLayerAttrName << "', '"
                 << TesselDialect::kRecomputeAttrName << "', '"
                 << TesselDialect::kStageAttrName << "', '"
+                << TesselDialect::kFullPrecisionAttrName << "', '"
                 << TesselDialect::kRoleAttrName << "' (on operations)";
 }
 } // namespace
@@ -245,6 +246,12 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError()
              << "'" << name << "' must be a non-negative integer, got "
              << attr.getValue();
+    return success();
+  }
+  if (name == kFullPrecisionAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << name << "' is a unit attribute, "
+                               << "got " << attr.getValue();
     return success();
   }
   if (name == kRecomputeAttrName) {

@@ -23,8 +23,11 @@ using namespace mlir::tessel;
 
 namespace {
 
-/// Ops that stay in f32 under mixed precision.
+/// Ops that stay in f32 under mixed precision (and any op the model marks
+/// tessel.full_precision).
 bool keepsF32(Operation *op) {
+  if (op->hasAttr(TesselDialect::kFullPrecisionAttrName))
+    return true;
   if (auto reduce = dyn_cast<ReduceOp>(op))
     return reduce.getKind() == ReduceKind::sum ||
            reduce.getKind() == ReduceKind::mean;

@@ -75,6 +75,31 @@ private:
   SmallVector<DictionaryAttr> argAttrs;
 };
 
+/// Marks every op emitted while it lives (or until done()) as
+/// tessel.full_precision: it keeps computing in f32 under mixed precision.
+/// For values that must be exact or accurate beyond bf16's 8 bits: token
+/// positions and counts (bf16 holds integers exactly only to 256), router
+/// logits and their losses, rotary angles.
+class FullPrecision {
+public:
+  explicit FullPrecision(Emitter &e) : e(e), start(e.mark()) {}
+  FullPrecision(const FullPrecision &) = delete;
+  FullPrecision &operator=(const FullPrecision &) = delete;
+  ~FullPrecision() { done(); }
+  void done() {
+    if (!active)
+      return;
+    active = false;
+    e.tagSince(start, TesselDialect::kFullPrecisionAttrName,
+               e.b().getUnitAttr());
+  }
+
+private:
+  Emitter &e;
+  Operation *start;
+  bool active = true;
+};
+
 } // namespace mlir::tessel::models
 
 #endif // TESSEL_LIB_MODELS_EMITTER_H

@@ -19,8 +19,16 @@ std::string normal(double std);
 /// Causal self-attention on q/k/v [B, S, heads, hd]; returns
 /// [B, S, heads * hd].
 Value attend(Emitter &e, Value q, Value k, Value v);
+/// cos and sin of the rotary angles, [S, hd] each.
+struct RotaryTables {
+  Value cos, sin;
+};
+/// The tables for S positions and head dimension hd, computed in the
+/// program from iota as Hugging Face computes them (the IR holds hd/2
+/// frequencies, not S x hd values), in full precision.
+RotaryTables rotaryTables(Emitter &e, int64_t S, int64_t hd, double theta);
 /// Rotary embedding (Hugging Face's rotate_half form) of x [B, S, n, hd].
-Value rotary(Emitter &e, Value x, double theta);
+Value rotary(Emitter &e, Value x, const RotaryTables &tables);
 /// Mean cross-entropy of logits [B, S, V] against labels [B, S].
 Value loss(Emitter &e, Value logits, Value targets);
 /// RMS norm over the last dimension with the weight named `name`.

@@ -130,31 +130,40 @@ static llvm::Error buildGpt(Emitter &e, const ModelConfig &c) {
   return llvm::Error::success();
 }
 
+RotaryTables models::rotaryTables(Emitter &e, int64_t S, int64_t hd,
+                                  double theta) {
+  FullPrecision keep(e);
+  Type model = e.elementType();
+  Type wide = model.isF64() ? model : e.b().getF32Type();
+  int64_t half = hd / 2;
+  // inv_freq[i] = theta^(-2i/hd), rounded to the table's type as Hugging
+  // Face rounds it; the only constant, hd/2 values.
+  SmallVector<APFloat> inv;
+  for (int64_t i = 0; i < half; ++i) {
+    APFloat f(std::pow(theta, -2.0 * double(i) / double(hd)));
+    bool lost;
+    f.convert(cast<FloatType>(wide).getFloatSemantics(),
+              APFloat::rmNearestTiesToEven, &lost);
+    inv.push_back(f);
+  }
+  Value invFreq = e.op<ConstantOp>(
+      DenseElementsAttr::get(e.tensor({half}, wide), inv));
+  Value pos = e.op<IotaOp>(e.tensor({S, half}, wide), int64_t(0));
+  Value angles =
+      e.op<MulOp>(pos, e.broadcast(invFreq, {S, half}, {1})); // [S, hd/2]
+  Value both = e.op<ConcatenateOp>(ValueRange{angles, angles}, int64_t(1));
+  auto table = [&](Value t) {
+    return wide == model ? t : e.op<ConvertOp>(e.tensor({S, hd}), t);
+  };
+  return {table(e.op<CosOp>(both)), table(e.op<SinOp>(both))};
+}
+
 /// Rotary embedding (Hugging Face's rotate_half form) of x [B, S, n, hd].
-Value models::rotary(Emitter &e, Value x, double theta) {
+Value models::rotary(Emitter &e, Value x, const RotaryTables &tables) {
   ArrayRef<int64_t> s = Emitter::shapeOf(x);
   int64_t B = s[0], S = s[1], n = s[2], hd = s[3], half = hd / 2;
-  std::vector<double> cosv(S * hd), sinv(S * hd);
-  for (int64_t pos = 0; pos < S; ++pos)
-    for (int64_t i = 0; i < hd; ++i) {
-      double freq = std::pow(theta, -2.0 * double(i % half) / double(hd));
-      cosv[pos * hd + i] = std::cos(pos * freq);
-      sinv[pos * hd + i] = std::sin(pos * freq);
-    }
-  auto table = [&](const std::vector<double> &values) {
-    RankedTensorType type = e.tensor({S, hd});
-    auto ft = cast<FloatType>(type.getElementType());
-    SmallVector<APFloat> elts;
-    for (double v : values) {
-      APFloat f(v);
-      bool lost;
-      f.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-      elts.push_back(f);
-    }
-    Value t = e.op<ConstantOp>(DenseElementsAttr::get(type, elts));
-    return e.broadcast(t, {B, S, n, hd}, {1, 3});
-  };
-  Value cosT = table(cosv), sinT = table(sinv);
+  Value cosT = e.broadcast(tables.cos, {B, S, n, hd}, {1, 3});
+  Value sinT = e.broadcast(tables.sin, {B, S, n, hd}, {1, 3});
   Value x1 = e.op<SliceOp>(x, ArrayRef<int64_t>{0, 0, 0, 0},
                            ArrayRef<int64_t>{B, S, n, half},
                            ArrayRef<int64_t>{1, 1, 1, 1});
@@ -188,7 +197,8 @@ Value models::llamaMlp(Emitter &e, Value m, StringRef prefix, int64_t F) {
 
 /// Llama's self-attention on the normed a [B, S, H] (rotary, grouped-query).
 static Value llamaAttention(Emitter &e, Value a, StringRef prefix,
-                            const ModelConfig &c) {
+                            const ModelConfig &c,
+                            const RotaryTables &tables) {
   int64_t B = c.batch, S = c.seq, H = c.hidden, nh = c.heads;
   int64_t kvh = c.kvHeads ? c.kvHeads : nh, hd = H / nh;
   std::string p = prefix.str(), init = normal(0.02);
@@ -197,8 +207,8 @@ static Value llamaAttention(Emitter &e, Value a, StringRef prefix,
                       {heads * hd, H}, {axis, "embed"}, init);
     return e.reshape(e.matmul(a, w, 1), {B, S, heads, hd});
   };
-  Value q = rotary(e, proj("q_proj", nh, "heads"), c.ropeTheta);
-  Value k = rotary(e, proj("k_proj", kvh, "kv_heads"), c.ropeTheta);
+  Value q = rotary(e, proj("q_proj", nh, "heads"), tables);
+  Value k = rotary(e, proj("k_proj", kvh, "kv_heads"), tables);
   Value v = proj("v_proj", kvh, "kv_heads");
   if (kvh != nh) { // grouped-query attention: repeat each kv head
     int64_t rep = nh / kvh;
@@ -228,11 +238,16 @@ Value models::llamaDecoder(Emitter &e, const ModelConfig &c,
                         {"vocab", "embed"}, init);
   Value x = e.tag(e.op<GatherOp>(embed, tokens, int64_t(0)),
                   {"act_batch", "act_seq", "act_embed"});
+  // One pair of tables for every layer, outside the layers: a pipeline
+  // stage or a recomputed layer computes it again rather than receiving or
+  // keeping it.
+  RotaryTables tables =
+      rotaryTables(e, S, H / c.heads, c.ropeTheta);
   for (int64_t l = 0; l < c.layers; ++l) {
     Operation *layerStart = e.mark();
     std::string p = llvm::formatv("model.layers.{0}.", l).str();
     Value a = rmsNorm(e, x, p + "input_layernorm.weight");
-    x = e.tag(e.op<AddOp>(x, llamaAttention(e, a, p, c)),
+    x = e.tag(e.op<AddOp>(x, llamaAttention(e, a, p, c, tables)),
               {"act_batch", "act_seq", "act_embed"});
     Value m = rmsNorm(e, x, p + "post_attention_layernorm.weight");
     x = e.tag(e.op<AddOp>(x, ffn(m, p, l)),

@@ -54,6 +54,7 @@ Value sumOver(Emitter &e, Value v, ArrayRef<int64_t> dims) {
 /// Routes x [B, S, H] with the router weight [E, H]; capacity C.
 Routing route(Emitter &e, Value x, Value router, const ModelConfig &c,
               int64_t C) {
+  FullPrecision keep(e);
   int64_t B = c.batch, S = c.seq, E = c.experts, k = c.topK;
   Type f32 = routingType(e), i32 = e.b().getI32Type();
   auto toF32 = [&](Value v) {
@@ -204,6 +205,7 @@ llvm::Error models::buildMixtral(Emitter &e, const ModelConfig &c) {
       return llamaMlp(e, m, prefix, F);
     SmallVector<Routing> layer;
     Value out = moeBlock(e, m, prefix, c, F, layer);
+    FullPrecision keep(e);
     const Routing &r = layer.front();
     Value load = e.reshape(r.load, {1, c.experts});
     if (!sum.aux) {
@@ -218,6 +220,7 @@ llvm::Error models::buildMixtral(Emitter &e, const ModelConfig &c) {
     return out;
   });
   Type f32 = routingType(e);
+  FullPrecision keep(e);
   Value aux = sum.aux, z = sum.z, dropped = sum.dropped, load = sum.load;
   auto ceType = cast<RankedTensorType>(ce.getType());
   Value ceF32 = ceType.getElementType() == f32
@@ -227,6 +230,7 @@ llvm::Error models::buildMixtral(Emitter &e, const ModelConfig &c) {
       ceF32, e.op<AddOp>(e.scale(aux, c.auxLoss), e.scale(z, c.zLoss)));
   if (total.getType() != ce.getType())
     total = e.op<ConvertOp>(ce.getType(), total);
+  keep.done();
   e.finish({total, ce, aux, z, dropped, load},
            {"loss", "lm_loss", "aux_loss", "z_loss", "dropped_tokens",
             "expert_load"});

@@ -1017,3 +1017,10 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = tessel.neg %x {tessel.runtime_role = "parameter"} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+// -----
+// Tests: tessel.full_precision is a unit attribute.
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'tessel.neg' op 'tessel.full_precision' is a unit attribute, got 1 : i64}}
+  %0 = tessel.neg %x {tessel.full_precision = 1} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -49,6 +49,9 @@ def Tessel_Dialect : Dialect {
         is the ops of one layer with the same group name.
       * `tessel.stage = N` on an op: its pipeline stage; backward ops
         inherit it from their forward op.
+      * `tessel.full_precision` (unit) on an op: it keeps computing in f32
+        under mixed precision (`compute-type=bf16`), as a MoE router's
+        logits and token positions must.
       * `tessel.role` on an op of a training step: `"forward"`,
         `"recompute"`, `"backward_input"` (cotangents flowing to earlier
         ops), `"backward_weight"` (parameter gradients only, deferrable as
@@ -74,6 +77,8 @@ def Tessel_Dialect : Dialect {
     static constexpr llvm::StringLiteral kRecomputeAttrName =
         "tessel.recompute";
     static constexpr llvm::StringLiteral kStageAttrName = "tessel.stage";
+    static constexpr llvm::StringLiteral kFullPrecisionAttrName =
+        "tessel.full_precision";
     static constexpr llvm::StringLiteral kRoleAttrName = "tessel.role";
     static constexpr llvm::StringLiteral kRuntimeRoleAttrName =
         "tessel.runtime_role";
