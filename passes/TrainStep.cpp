@@ -64,6 +64,7 @@ struct TesselTrainStepPass
     }
     o.gradient.recompute = *policy;
     o.gradient.reshardAfterForward = reshardAfterForward;
+    o.narrowSaved = !saveF32Activations;
     if (computeType == "bf16") {
       o.computeType = BFloat16Type::get(&getContext());
     } else if (computeType == "f16") {

@@ -32,6 +32,8 @@ awk '/Communication of @train_step/ {on = 1} on && /^total/' "$WORK/report.txt"
 # Memory per device by liveness (--tessel-memory-report) under each
 # recomputation policy, and with bf16 compute; communication of each.
 for variant in "recompute=none" "recompute=tagged" "recompute=layers" \
+               "recompute=none compute-type=bf16" \
+               "recompute=none compute-type=bf16 save-f32-activations=true" \
                "recompute=layers compute-type=bf16"; do
   "$BIN/tessel-opt" "$WORK/gpt.mlir" \
     --tessel-train-step="optimizer=adamw clip-norm=1.0 $variant" \

@@ -121,9 +121,8 @@ Value GradientBuilder::backwardValue(Value v, Attribute stage) {
                 isSplitParameter(castOp->getOperand(0));
   if (!isCast && !isSplitParameter(v))
     return v;
-  auto [it, inserted] = parameterCopies.try_emplace({v, stage}, Value());
-  if (!inserted)
-    return it->second;
+  if (Value copy = parameterCopies.lookup({v, stage}))
+    return copy;
   Value copy;
   if (isCast) {
     Value source = backwardValue(castOp->getOperand(0), stage);
@@ -142,7 +141,9 @@ Value GradientBuilder::backwardValue(Value v, Attribute stage) {
   }
   if (stage)
     copy.getDefiningOp()->setAttr(TesselDialect::kStageAttrName, stage);
-  it->second = copy;
+  // Not through an iterator taken before: the recursion above may have
+  // grown the map (a cast's parameter copy), which moves its entries.
+  parameterCopies[{v, stage}] = copy;
   return copy;
 }
 
@@ -344,6 +345,7 @@ mlir::tessel::buildGradient(func::FuncOp forward, StringRef name,
     results.push_back(map.lookup(aux));
   func::ReturnOp::create(builder, forward.getLoc(), results);
   backward.assignBackwardRoles();
+  rematerializeCheapValues(grad);
   // Recomputed values the rules did not read.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
     if (isOpTriviallyDead(&op))

@@ -54,6 +54,8 @@ public:
     if (have == want || (have != low && have != f32))
       return v;
     auto [it, inserted] = casts[wantLow].try_emplace(v, Value());
+    if (inserted && (it->second = convertedSplat(v, t.clone(want))))
+      return it->second;
     if (inserted) {
       auto cast = ConvertOp::create(b, old.getLoc(), t.clone(want), v);
       if (user)
@@ -84,6 +86,24 @@ public:
   llvm::DenseMap<Value, Value> values;
 
 private:
+  /// A splat constant in the other type (a scale, a mask fill): a constant,
+  /// not a conversion, so nothing of its size is computed or kept.
+  Value convertedSplat(Value v, RankedTensorType type) {
+    auto constant = v.getDefiningOp<ConstantOp>();
+    auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                          : DenseElementsAttr();
+    if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
+      return {};
+    APFloat value = dense.getSplatValue<APFloat>();
+    bool lost;
+    value.convert(llvm::cast<FloatType>(type.getElementType()).getFloatSemantics(),
+                  APFloat::rmNearestTiesToEven, &lost);
+    auto splat = ConstantOp::create(b, v.getLoc(), type,
+                                    DenseElementsAttr::get(type, value));
+    splat->setDiscardableAttrs(constant->getDiscardableAttrDictionary());
+    return splat;
+  }
+
   OpBuilder &b;
   Type low, f32;
   /// Converts to f32 [0] and to the low type [1], per value.

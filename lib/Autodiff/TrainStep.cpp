@@ -545,5 +545,7 @@ mlir::tessel::buildTrainStep(func::FuncOp forward, StringRef name,
   if (failed(grad))
     return failure();
   llvm::scope_exit eraseGrad([&] { (*grad)->erase(); });
+  if (options.computeType && options.narrowSaved)
+    narrowSavedActivations(*grad, options.computeType);
   return StepBuilder(forward, options, std::move(*args)).build(name, *grad);
 }

@@ -90,6 +90,10 @@ struct TrainStepOptions {
   /// while parameters, optimizer state, gradients, softmax, norms, sums and
   /// the loss stay f32 (see castCompute).
   Type computeType;
+  /// With computeType: the backward reads activations in computeType where
+  /// the forward has them in it (narrowSavedActivations); false keeps the
+  /// f32 values live instead (save-f32-activations=true).
+  bool narrowSaved = true;
   GradientOptions gradient;
   /// Arguments that are data rather than parameters, by tessel.name. Integer
   /// arguments and arguments with a "batch" logical axis are always data.
@@ -112,6 +116,24 @@ FailureOr<func::FuncOp> buildTrainStep(func::FuncOp forward, StringRef name,
 /// everything the loss result is computed from after them.
 FailureOr<func::FuncOp> castCompute(func::FuncOp forward, StringRef name,
                                     Type computeType);
+
+/// Stores the activations a mixed-precision backward reads in the low type
+/// (`low`, bf16 or f16), as trainers that run the model in bf16 do: where the
+/// backward of `grad` (a buildGradient result) reads an f32 forward value
+/// that is a conversion of a low-type value, or that the forward also
+/// converts to the low type, it reads a fresh f32 conversion of that
+/// low-type value instead (role "recompute"), so only the half-size copy
+/// stays live between forward and backward. A softmax's probabilities reach
+/// its VJP rounded to the low type; f32 values without a low-type copy (norm
+/// statistics, the loss) are kept as they are.
+void narrowSavedActivations(func::FuncOp grad, Type low);
+
+/// A cheap forward value of `grad` that the backward reads is made again in
+/// the backward (role "recompute") instead of being kept: a broadcast whose
+/// operand is at most a quarter of its result (an attention mask broadcast
+/// over batch and heads, a bias over tokens), a splat constant (a scale), an
+/// iota. The forward's copy is freed after its last forward use.
+void rematerializeCheapValues(func::FuncOp grad);
 
 } // namespace mlir::tessel
 

@@ -228,6 +228,11 @@ def TesselTrainStepPass : Pass<"tessel-train-step", "ModuleOp"> {
     Option<"computeType", "compute-type", "std::string", /*default=*/"\"\"",
            "Mixed precision: compute in bf16 or f16, keeping parameters, "
            "optimizer state, softmax, norms and the loss in f32">,
+    Option<"saveF32Activations", "save-f32-activations", "bool",
+           /*default=*/"false",
+           "With compute-type: keep the f32 values the backward reads (softmax "
+           "probabilities, norm inputs) live instead of reading them from "
+           "their compute-type copies (twice the activation memory)">,
     Option<"recompute", "recompute", "std::string", /*default=*/"\"none\"",
            "Recompute activations in the backward: none | layers (ops tagged "
            "tessel.layer) | tagged (regions tagged tessel.recompute)">,
