@@ -11,6 +11,8 @@
 
 #include "tessel/dialects/tessel/TesselOps.h"
 
+#include "llvm/ADT/MapVector.h"
+
 using namespace mlir;
 using namespace mlir::tessel;
 
@@ -43,29 +45,42 @@ Value lowTypeSource(Value v, Type low) {
   return {};
 }
 
-/// The uses of `v` by backward ops, and the first of them in program order.
-Operation *backwardUses(Value v, SmallVectorImpl<OpOperand *> &uses) {
-  Operation *first = nullptr;
+/// Makes the backward read `v` from values `make` builds afresh: one copy
+/// per pipeline stage and phase of its backward readers (B: recomputation
+/// and input gradients; W: weight gradients, which a zero-bubble schedule
+/// defers), placed before the first reader of each, so no copy is kept
+/// across phases. Returns whether `v` had backward readers.
+bool rereadInBackward(Value v, function_ref<Value(OpBuilder &)> make) {
+  struct Group {
+    Operation *first = nullptr;
+    SmallVector<OpOperand *> uses;
+  };
+  llvm::MapVector<std::pair<unsigned, Attribute>, Group> groups;
   for (OpOperand &use : v.getUses()) {
     Operation *owner = use.getOwner();
     if (!isBackward(owner))
       continue;
-    uses.push_back(&use);
-    if (!first || owner->isBeforeInBlock(first))
-      first = owner;
+    auto role = owner->getAttrOfType<StringAttr>(TesselDialect::kRoleAttrName);
+    unsigned weight = role.getValue() == "backward_weight";
+    Group &g = groups[{weight, owner->getAttr(TesselDialect::kStageAttrName)}];
+    g.uses.push_back(&use);
+    if (!g.first || owner->isBeforeInBlock(g.first))
+      g.first = owner;
   }
-  return first;
-}
-
-/// Marks `op`, made for the backward op `user`, as recomputation in its
-/// stage and layer.
-void tagLike(Operation *op, Operation *user) {
-  op->setAttr(TesselDialect::kRoleAttrName,
-              StringAttr::get(op->getContext(), "recompute"));
-  for (StringRef name :
-       {TesselDialect::kLayerAttrName, TesselDialect::kStageAttrName})
-    if (Attribute a = user->getAttr(name))
-      op->setAttr(name, a);
+  for (auto &[key, g] : groups) {
+    OpBuilder b(g.first);
+    Value copy = make(b);
+    Operation *op = copy.getDefiningOp();
+    op->setAttr(TesselDialect::kRoleAttrName,
+                b.getStringAttr(key.first ? "backward_weight" : "recompute"));
+    for (StringRef name :
+         {TesselDialect::kLayerAttrName, TesselDialect::kStageAttrName})
+      if (Attribute a = g.first->getAttr(name))
+        op->setAttr(name, a);
+    for (OpOperand *use : g.uses)
+      use->set(copy);
+  }
+  return !groups.empty();
 }
 
 int64_t elements(Value v) {
@@ -83,18 +98,11 @@ void mlir::tessel::narrowSavedActivations(func::FuncOp grad, Type low) {
         if (auto t = dyn_cast<RankedTensorType>(v.getType());
             t && t.getElementType().isF32())
           candidates.push_back(v);
-  for (Value v : candidates) {
-    SmallVector<OpOperand *> uses;
-    Operation *first = backwardUses(v, uses);
-    Value source = first ? lowTypeSource(v, low) : Value();
-    if (!source)
-      continue;
-    OpBuilder b(first);
-    auto widen = ConvertOp::create(b, v.getLoc(), v.getType(), source);
-    tagLike(widen, first);
-    for (OpOperand *use : uses)
-      use->set(widen);
-  }
+  for (Value v : candidates)
+    if (Value source = lowTypeSource(v, low))
+      rereadInBackward(v, [&](OpBuilder &b) {
+        return ConvertOp::create(b, v.getLoc(), v.getType(), source);
+      });
 }
 
 namespace {
@@ -121,15 +129,8 @@ void mlir::tessel::rematerializeCheapValues(func::FuncOp grad) {
   for (Operation &op : grad.getBody().front())
     if (isForward(&op) && op.getNumResults() == 1 && cheapToRemake(&op))
       cheap.push_back(&op);
-  for (Operation *op : cheap) {
-    SmallVector<OpOperand *> uses;
-    Operation *first = backwardUses(op->getResult(0), uses);
-    if (!first)
-      continue;
-    OpBuilder b(first);
-    Operation *clone = b.clone(*op);
-    tagLike(clone, first);
-    for (OpOperand *use : uses)
-      use->set(clone->getResult(0));
-  }
+  for (Operation *op : cheap)
+    rereadInBackward(op->getResult(0), [&](OpBuilder &b) {
+      return b.clone(*op)->getResult(0);
+    });
 }

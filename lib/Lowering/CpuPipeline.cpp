@@ -24,9 +24,11 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Linker/Linker.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 #include <mutex>
 
@@ -391,15 +393,71 @@ mlir::tessel::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context) {
   return std::move(llvmModule);
 }
 
+namespace {
+/// Host functions (the entry points: calls to kernels, the runtime's
+/// collectives, allocation) run each op once per step and hold no loops
+/// (every loop nest is an outlined kernel), while LLVM's optimizer and
+/// code generator grow faster than linearly with a function's size: a
+/// 64-layer model's step spent most of its compile on its entry function.
+bool isLargeHostFunction(const llvm::Function &f, unsigned threshold) {
+  return threshold > 0 && !f.isDeclaration() &&
+         !f.getName().starts_with("__tessel_kernel") &&
+         f.getInstructionCount() >= threshold;
+}
+
+/// Takes the large host functions out of `module` into a module of their
+/// own (marked optnone, so code generation uses its fast paths for them):
+/// the optimizer's module passes (IPSCCP, called-value propagation) walk
+/// every function they can see. What they reference becomes external with
+/// hidden visibility, so the two halves link back together.
+std::unique_ptr<llvm::Module> splitLargeHostFunctions(llvm::Module &module,
+                                                      unsigned threshold) {
+  llvm::SmallVector<llvm::Function *> functions;
+  for (llvm::Function &f : module)
+    if (isLargeHostFunction(f, threshold))
+      functions.push_back(&f);
+  llvm::SmallPtrSet<const llvm::GlobalValue *, 4> large(functions.begin(),
+                                                        functions.end());
+  if (large.empty())
+    return nullptr;
+  unsigned unnamed = 0;
+  for (llvm::GlobalValue &g : module.global_values()) {
+    if (!g.hasLocalLinkage() || large.contains(&g))
+      continue;
+    if (!g.hasName())
+      g.setName("__tessel_global_" + llvm::Twine(unnamed++));
+    g.setLinkage(llvm::GlobalValue::ExternalLinkage);
+    g.setVisibility(llvm::GlobalValue::HiddenVisibility);
+  }
+  llvm::ValueToValueMapTy map;
+  std::unique_ptr<llvm::Module> host = llvm::CloneModule(
+      module, map,
+      [&](const llvm::GlobalValue *g) { return large.contains(g); });
+  for (llvm::Function &f : *host)
+    if (!f.isDeclaration()) {
+      f.addFnAttr(llvm::Attribute::NoInline);
+      f.addFnAttr(llvm::Attribute::OptimizeNone);
+    }
+  for (llvm::Function *f : functions)
+    f->deleteBody();
+  return host;
+}
+} // namespace
+
 llvm::Error mlir::tessel::optimizeLLVMIR(llvm::Module &module,
                                          const CpuSelection &cpu,
-                                         unsigned optLevel) {
+                                         unsigned optLevel,
+                                         unsigned largeHostFunction) {
+  std::unique_ptr<llvm::Module> host =
+      splitLargeHostFunctions(module, largeHostFunction);
   auto tm = createTargetMachine(cpu, optLevel);
   if (!tm)
     return tm.takeError();
   if (llvm::Error err = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
                                                   tm->get())(&module))
     return err;
+  if (host && llvm::Linker::linkModules(module, std::move(host)))
+    return fail("cannot link the host functions back after optimizing");
   moveHalfWordsAsIntegers(module);
   return llvm::Error::success();
 }

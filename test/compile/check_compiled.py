@@ -90,6 +90,8 @@ def main():
                    help="run the executables under mpirun")
     p.add_argument("--data", default="", help="token file for both")
     p.add_argument("--cpu", default="", help="tessel-compile --cpu")
+    p.add_argument("--compile-flag", action="append", default=[],
+                   help="another tessel-compile flag (repeatable)")
     args = p.parse_args()
     tool = lambda t: os.path.join(args.bin, t)  # noqa: E731
     patterns = [re.compile(x) for x in args.only.split(",") if x]
@@ -114,6 +116,7 @@ def main():
                        args.optimizer, "-o", base + ".exe"]
                 if args.cpu:
                     cmd += ["--cpu", args.cpu]
+                cmd += args.compile_flag
                 if mesh:
                     cmd += ["--mesh", mesh, "--strategy", strategy]
                 run(cmd)

@@ -134,6 +134,13 @@ cl::opt<std::string> cpuName(
     cl::value_desc("NAME"), cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"), cl::Prefix,
                            cl::init(2), cl::cat(category));
+cl::opt<unsigned> largeHostFunction(
+    "unoptimized-host-size",
+    cl::desc("Host functions (the step's entry code around kernels and "
+             "collectives) of at least this many LLVM instructions are "
+             "compiled without LLVM optimization, which grows faster than "
+             "linearly with their size (0: optimize all)"),
+    cl::init(kDefaultLargeHostFunction), cl::cat(category));
 cl::opt<bool> accumulate("accumulate",
                          cl::desc("Gradient accumulation: the program's "
                                   "--batch-size may be a multiple of the "
@@ -261,7 +268,8 @@ int emitNative(ModuleOp module, const CpuSelection &cpu, TimingScope &root) {
   unsigned hostOptLevel = target == "cpu" ? unsigned(optLevel) : 0;
   if (hostOptLevel > 0) {
     TimingScope t = root.nest("optimize LLVM IR");
-    if (llvm::Error err = optimizeLLVMIR(*llvmModule, cpu, optLevel))
+    if (llvm::Error err = optimizeLLVMIR(*llvmModule, cpu, optLevel,
+                                          largeHostFunction))
       return failWith(llvm::toString(std::move(err)));
   } else {
     moveHalfWordsAsIntegers(*llvmModule);

@@ -129,9 +129,18 @@ translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context);
 /// optimizeLLVMIR runs it last.
 void moveHalfWordsAsIntegers(llvm::Module &module);
 
-/// LLVM's optimization pipeline at `optLevel` for `cpu`.
+/// Host functions of at least this many LLVM instructions are compiled
+/// without optimization by default (see optimizeLLVMIR).
+constexpr unsigned kDefaultLargeHostFunction = 2000;
+
+/// LLVM's optimization pipeline at `optLevel` for `cpu`. Host functions
+/// (not kernels) of at least `largeHostFunction` instructions (0: none) are
+/// kept out of it and marked optnone: they are calls in sequence, run once
+/// per step, and LLVM's time grows faster than linearly with a function's
+/// size.
 llvm::Error optimizeLLVMIR(llvm::Module &module, const CpuSelection &cpu,
-                           unsigned optLevel);
+                           unsigned optLevel,
+                           unsigned largeHostFunction = kDefaultLargeHostFunction);
 
 /// Writes `module` as a native object file for `cpu`.
 llvm::Error writeObjectFile(llvm::Module &module, const std::string &path,

@@ -9,10 +9,13 @@ schedules promise about activation memory on the first stage:
   grows by the same amount A > 0 (one microbatch's activations) with each
   microbatch;
 * 1F1B and ZB-H1 keep at most p microbatches: their peak is the same for
-  every m >= 2p, and at most GPipe's with p microbatches plus A / 2 (what
-  else they keep at once, the gradients' running sums over microbatches, is
-  small next to A on the model the test picks; a (p+1)-th microbatch would
-  add A).
+  every m >= 2p; 1F1B's is at most GPipe's with p microbatches plus A / 2
+  (what else it keeps at once, the gradients' running sums over
+  microbatches, is small next to A on the model the test picks; a (p+1)-th
+  microbatch would add A). ZB-H1 also keeps the inputs of the weight-
+  gradient passes (W) it defers, part of one microbatch's activations: its
+  peak is below GPipe's with p + 1 microbatches (on this model it is 1F1B's
+  plus 0.52 A).
 
 Prints one line per measurement and per check; exits 1 if a check fails.
 """
@@ -66,10 +69,12 @@ def main():
         first = peaks[bounded[0]]
         check(all(abs(v - first) <= 0.001 * first for v in peaks.values()),
               "%s stays at %.3f MiB for m in %s" % (schedule, first, bounded))
-        check(max(peaks.values()) <= gpipe[p] + steps[0] / 2,
+        slack, what = ((0.5, "p + A/2") if schedule != "zb-h1" else
+                       (0.99, "p + 0.99 A, its deferred W inputs"))
+        check(max(peaks.values()) <= gpipe[p] + slack * steps[0],
               "%s keeps at most p microbatches: %.3f MiB <= gpipe's %.3f "
-              "with p + A/2" % (schedule, max(peaks.values()),
-                               gpipe[p] + steps[0] / 2))
+              "with %s" % (schedule, max(peaks.values()),
+                           gpipe[p] + slack * steps[0], what))
     sys.exit(0 if ok else 1)
 
 
