@@ -24,7 +24,6 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Linker/Linker.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
@@ -405,24 +404,22 @@ bool isLargeHostFunction(const llvm::Function &f, unsigned threshold) {
          f.getInstructionCount() >= threshold;
 }
 
-/// Takes the large host functions out of `module` into a module of their
-/// own (marked optnone, so code generation uses its fast paths for them):
-/// the optimizer's module passes (IPSCCP, called-value propagation) walk
-/// every function they can see. What they reference becomes external with
-/// hidden visibility, so the two halves link back together.
-std::unique_ptr<llvm::Module> splitLargeHostFunctions(llvm::Module &module,
-                                                      unsigned threshold) {
+} // namespace
+
+std::unique_ptr<llvm::Module>
+mlir::tessel::splitLargeHostFunctions(llvm::Module &module,
+                                      unsigned threshold) {
   llvm::SmallVector<llvm::Function *> functions;
   for (llvm::Function &f : module)
     if (isLargeHostFunction(f, threshold))
       functions.push_back(&f);
+  if (functions.empty())
+    return nullptr;
   llvm::SmallPtrSet<const llvm::GlobalValue *, 4> large(functions.begin(),
                                                         functions.end());
-  if (large.empty())
-    return nullptr;
   unsigned unnamed = 0;
   for (llvm::GlobalValue &g : module.global_values()) {
-    if (!g.hasLocalLinkage() || large.contains(&g))
+    if (!g.hasLocalLinkage())
       continue;
     if (!g.hasName())
       g.setName("__tessel_global_" + llvm::Twine(unnamed++));
@@ -442,22 +439,16 @@ std::unique_ptr<llvm::Module> splitLargeHostFunctions(llvm::Module &module,
     f->deleteBody();
   return host;
 }
-} // namespace
 
 llvm::Error mlir::tessel::optimizeLLVMIR(llvm::Module &module,
                                          const CpuSelection &cpu,
-                                         unsigned optLevel,
-                                         unsigned largeHostFunction) {
-  std::unique_ptr<llvm::Module> host =
-      splitLargeHostFunctions(module, largeHostFunction);
+                                         unsigned optLevel) {
   auto tm = createTargetMachine(cpu, optLevel);
   if (!tm)
     return tm.takeError();
   if (llvm::Error err = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
                                                   tm->get())(&module))
     return err;
-  if (host && llvm::Linker::linkModules(module, std::move(host)))
-    return fail("cannot link the host functions back after optimizing");
   moveHalfWordsAsIntegers(module);
   return llvm::Error::success();
 }

@@ -210,7 +210,8 @@ std::vector<std::string> runtimeLibraries(StringRef target) {
 }
 
 /// Links `object` with the target's runtime into `outputFile`.
-int linkExecutable(const std::string &object, StringRef target) {
+/// Runs the C++ compiler driver with `args` (after the driver itself).
+int runDriver(std::vector<std::string> args, const std::string &what) {
   std::string cxx = TESSEL_CXX;
   if (const char *env = std::getenv("TESSEL_CXX"))
     cxx = env;
@@ -218,7 +219,21 @@ int linkExecutable(const std::string &object, StringRef target) {
   if (!driver)
     return failWith("cannot find the C++ compiler driver '" + cxx +
                     "' to link with (set TESSEL_CXX)");
-  std::vector<std::string> args = {*driver, object, "-o", outputFile};
+  args.insert(args.begin(), *driver);
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::string linkError;
+  int rc = llvm::sys::ExecuteAndWait(*driver, argRefs, std::nullopt, {}, 0, 0,
+                                     &linkError);
+  if (rc != 0)
+    return failWith(what + " failed" +
+                    (linkError.empty() ? "" : ": " + linkError));
+  return 0;
+}
+
+int linkExecutable(const std::vector<std::string> &objects, StringRef target) {
+  std::vector<std::string> args = objects;
+  args.push_back("-o");
+  args.push_back(outputFile);
   for (std::string &lib : runtimeLibraries(target))
     args.push_back(std::move(lib));
   // The sanitizers a TESSEL_SANITIZE build of the runtime needs
@@ -227,15 +242,10 @@ int linkExecutable(const std::string &object, StringRef target) {
   StringRef(TESSEL_LINK_FLAGS).split(extra, ' ', -1, false);
   for (StringRef arg : extra)
     args.push_back(arg.str());
-  SmallVector<StringRef> argRefs(args.begin(), args.end());
-  std::string linkError;
-  int rc = llvm::sys::ExecuteAndWait(*driver, argRefs, std::nullopt, {}, 0, 0,
-                                     &linkError);
-  llvm::sys::fs::remove(object);
-  if (rc != 0)
-    return failWith("linking " + outputFile + " failed" +
-                    (linkError.empty() ? "" : ": " + linkError));
-  return 0;
+  int rc = runDriver(std::move(args), "linking " + outputFile);
+  for (const std::string &object : objects)
+    llvm::sys::fs::remove(object);
+  return rc;
 }
 
 /// Translates the LLVM-dialect module to LLVM IR, optimizes it and writes
@@ -266,25 +276,44 @@ int emitNative(ModuleOp module, const CpuSelection &cpu, TimingScope &root) {
   // one long function of them (a 24-layer GPT step: thousands): LLVM's
   // optimizer gains nothing there and its vectorizers take minutes.
   unsigned hostOptLevel = target == "cpu" ? unsigned(optLevel) : 0;
+  // The CPU target's large host functions (a step's entry code) are
+  // written apart, unoptimized (--unoptimized-host-size).
+  std::unique_ptr<llvm::Module> host;
   if (hostOptLevel > 0) {
     TimingScope t = root.nest("optimize LLVM IR");
-    if (llvm::Error err = optimizeLLVMIR(*llvmModule, cpu, optLevel,
-                                          largeHostFunction))
+    host = splitLargeHostFunctions(*llvmModule, largeHostFunction);
+    if (llvm::Error err = optimizeLLVMIR(*llvmModule, cpu, optLevel))
       return failWith(llvm::toString(std::move(err)));
   } else {
     moveHalfWordsAsIntegers(*llvmModule);
   }
-  std::string object = emit == "obj" ? outputFile : outputFile + ".o";
+  std::vector<std::string> objects = {
+      emit == "obj" && !host ? outputFile : outputFile + ".o"};
   {
     TimingScope t = root.nest("emit object code");
     if (llvm::Error err =
-            writeObjectFile(*llvmModule, object, cpu, hostOptLevel))
+            writeObjectFile(*llvmModule, objects[0], cpu, hostOptLevel))
       return failWith(llvm::toString(std::move(err)));
+    if (host) {
+      moveHalfWordsAsIntegers(*host);
+      objects.push_back(outputFile + ".host.o");
+      if (llvm::Error err = writeObjectFile(*host, objects[1], cpu, 0))
+        return failWith(llvm::toString(std::move(err)));
+    }
   }
-  if (emit == "obj")
-    return 0;
+  if (emit == "obj") {
+    if (!host)
+      return 0;
+    // One relocatable object of both.
+    std::vector<std::string> args = {"-r", "-nostdlib", objects[0], objects[1], "-o",
+                                     outputFile};
+    int rc = runDriver(args, "combining the objects into " + outputFile);
+    for (const std::string &object : objects)
+      llvm::sys::fs::remove(object);
+    return rc;
+  }
   TimingScope t = root.nest("link");
-  return linkExecutable(object, target);
+  return linkExecutable(objects, target);
 }
 
 /// The option names of --tessel-train-step that --optimizer may set (from

@@ -130,17 +130,24 @@ translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context);
 void moveHalfWordsAsIntegers(llvm::Module &module);
 
 /// Host functions of at least this many LLVM instructions are compiled
-/// without optimization by default (see optimizeLLVMIR).
+/// apart by default (see splitLargeHostFunctions).
 constexpr unsigned kDefaultLargeHostFunction = 2000;
 
-/// LLVM's optimization pipeline at `optLevel` for `cpu`. Host functions
-/// (not kernels) of at least `largeHostFunction` instructions (0: none) are
-/// kept out of it and marked optnone: they are calls in sequence, run once
-/// per step, and LLVM's time grows faster than linearly with a function's
-/// size.
+/// Moves the host functions (not kernels) of `module` with at least
+/// `threshold` instructions (0: none) into a module of their own, returned
+/// (null if there are none); `module` keeps declarations of them, and what
+/// they reference becomes external with hidden visibility, so the two
+/// objects link together. A step's entry code is calls in sequence, run
+/// once per step, while LLVM's optimizer and code generator grow faster
+/// than linearly with a function's size: tessel-compile writes the host
+/// module without optimization (instruction selection and register
+/// allocation at -O0, linear in its size).
+std::unique_ptr<llvm::Module> splitLargeHostFunctions(llvm::Module &module,
+                                                      unsigned threshold);
+
+/// LLVM's optimization pipeline at `optLevel` for `cpu`.
 llvm::Error optimizeLLVMIR(llvm::Module &module, const CpuSelection &cpu,
-                           unsigned optLevel,
-                           unsigned largeHostFunction = kDefaultLargeHostFunction);
+                           unsigned optLevel);
 
 /// Writes `module` as a native object file for `cpu`.
 llvm::Error writeObjectFile(llvm::Module &module, const std::string &path,
