@@ -51,9 +51,12 @@ struct Options {
 /// initialization (each rank computes its block only).
 struct ArgumentSource {
   const uint8_t *mapped = nullptr;
-  /// The global tensor assembled from the file's slices of a stacked
-  /// parameter (`mapped` points into it).
+  /// The global tensor assembled from parts of the file's tensors (the
+  /// slices of a stacked parameter, a third of a Hugging Face GPT-2 fused
+  /// projection); `mapped` points into it.
   std::vector<uint8_t> stacked;
+  /// The file's tensors it was assembled from.
+  std::vector<std::string> assembledFrom;
   InitSpec spec;
   uint64_t stream = 0;
 };

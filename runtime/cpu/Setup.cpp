@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HuggingFace.h"
 #include "Run.h"
 #include "tessel/runtime/Checkpoint.h"
 #include "tessel/support/Random.h"
@@ -106,8 +107,16 @@ llvm::Error bindSources(Run &run, EntryRun &e) {
         const uint8_t *bytes = given->bytesOf(*s);
         source.stacked.insert(source.stacked.end(), bytes,
                               bytes + (s->end - s->begin));
+        source.assembledFrom.push_back(s->name);
       }
-      if (!slices->empty()) {
+      if (slices->empty()) { // a Hugging Face GPT-2 name or layout?
+        llvm::Expected<AssembledTensor> gpt2 = gpt2Parameter(*given, info);
+        if (!gpt2)
+          return gpt2.takeError();
+        source.stacked = std::move(gpt2->bytes);
+        source.assembledFrom = std::move(gpt2->from);
+      }
+      if (!source.assembledFrom.empty()) {
         source.mapped = source.stacked.data();
         continue;
       }
@@ -149,13 +158,9 @@ llvm::Error checkInitFrom(Run &run) {
     for (const auto &[info, source] :
          llvm::zip(e.entry->arguments, e.sources)) {
       known.insert(info.name);
-      if (!source.stacked.empty()) { // its slices are known too
-        llvm::Expected<std::vector<const SafeTensorsIndex::Entry *>> slices =
-            stackedSlices(file, info);
-        if (!slices)
-          return slices.takeError();
-        for (const SafeTensorsIndex::Entry *s : *slices)
-          known.insert(s->name);
+      if (!source.assembledFrom.empty()) { // what it was read from, too
+        for (const std::string &name : source.assembledFrom)
+          known.insert(name);
         continue;
       }
       if (info.role == Role::Parameter && !file.index.find(info.name))
@@ -165,8 +170,9 @@ llvm::Error checkInitFrom(Run &run) {
       known.insert(info.name); // a --save of this program
   }
   std::vector<std::string> unknown;
+  bool gpt2 = isGpt2File(file);
   for (const SafeTensorsIndex::Entry &t : file.index.entries)
-    if (!known.contains(t.name))
+    if (!known.contains(t.name) && !(gpt2 && isGpt2Buffer(t.name)))
       unknown.push_back(t.name);
   if (!unknown.empty())
     return fail(file.path + ": tensor" + (unknown.size() > 1 ? "s " : " ") +
