@@ -45,6 +45,9 @@ CASES = {
     "moe:1": (MOE, None, None),
     "moe:ep2": (MOE, "ep=2", "ep"),
     "moe:dp2xep2": (MOE, "dp=2,ep=2", "dp-ep"),
+    "moe:ep4": (MOE, "ep=4", "ep"),
+    "moe:dp4-shared": (MOE, "dp=4", "dp-ep-shared"),
+    "moe:ep2xtp2": (MOE, "ep=2,tp=2", "ep-tp"),
 }
 
 STEP = re.compile(r"^step (\d+): loss ([-0-9.eE+naninf]+)")
