@@ -51,11 +51,19 @@ Estimate estimate(func::FuncOp func) {
     ops.push_back(&op);
   }
   SmallVector<int64_t> freed(ops.size() + 1, 0);
-  Operation *lastForward = nullptr;
+  // The forward ends before the first backward op: what was computed up to
+  // there, ops without a role included (those partitioning makes for a
+  // forward op, such as a vocabulary-parallel cross-entropy's), is the
+  // forward's. Without backward ops, after the last forward op.
+  Operation *lastForward = nullptr, *firstBackward = nullptr;
   for (Operation *op : ops) {
     auto role = op->getAttrOfType<StringAttr>(TesselDialect::kRoleAttrName);
     if (role && role.getValue() == "forward")
       lastForward = op;
+    if (role && !firstBackward &&
+        llvm::is_contained({"backward_input", "backward_weight", "recompute"},
+                           role.getValue()))
+      firstBackward = op;
     for (Value r : op->getResults()) {
       unsigned last = position[op];
       for (Operation *user : r.getUsers())
@@ -63,6 +71,8 @@ Estimate estimate(func::FuncOp func) {
       freed[last] += bytesOf(r.getType());
     }
   }
+  if (firstBackward && lastForward && position[firstBackward] > 0)
+    lastForward = ops[position[firstBackward] - 1];
   int64_t live = 0;
   for (auto [i, op] : llvm::enumerate(ops)) {
     for (Value r : op->getResults())

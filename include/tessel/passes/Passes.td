@@ -121,9 +121,10 @@ def TesselMemoryReportPass : Pass<"tessel-memory-report", "ModuleOp"> {
     bytes of its arguments (parameters, optimizer state, data: per device in
     a `tessel.spmd` function), the peak bytes of the values it computes when
     each is freed after its last use in program order, and, in a training
-    step, the bytes live right after the last `tessel.role = "forward"` op:
-    the activations kept for the backward, which recomputation trades for
-    compute. `format=json` prints one JSON document.
+    step, the bytes live right before the first backward op (role
+    `backward_input`, `backward_weight` or `recompute`; after the last
+    `tessel.role = "forward"` op where there is none): the activations kept
+    for the backward, which recomputation trades for compute. `format=json` prints one JSON document.
   }];
   let options = [
     Option<"funcName", "func", "std::string", /*default=*/"\"\"",
