@@ -55,11 +55,11 @@ Estimate estimate(func::FuncOp func) {
   // there, ops without a role included (those partitioning makes for a
   // forward op, such as a vocabulary-parallel cross-entropy's), is the
   // forward's. Without backward ops, after the last forward op.
-  Operation *lastForward = nullptr, *firstBackward = nullptr;
+  Operation *forwardEnd = nullptr, *firstBackward = nullptr;
   for (Operation *op : ops) {
     auto role = op->getAttrOfType<StringAttr>(TesselDialect::kRoleAttrName);
     if (role && role.getValue() == "forward")
-      lastForward = op;
+      forwardEnd = op;
     if (role && !firstBackward &&
         llvm::is_contained({"backward_input", "backward_weight", "recompute"},
                            role.getValue()))
@@ -71,8 +71,8 @@ Estimate estimate(func::FuncOp func) {
       freed[last] += bytesOf(r.getType());
     }
   }
-  if (firstBackward && lastForward && position[firstBackward] > 0)
-    lastForward = ops[position[firstBackward] - 1];
+  if (firstBackward && forwardEnd && position[firstBackward] > 0)
+    forwardEnd = ops[position[firstBackward] - 1];
   int64_t live = 0;
   for (auto [i, op] : llvm::enumerate(ops)) {
     for (Value r : op->getResults())
@@ -85,7 +85,7 @@ Estimate estimate(func::FuncOp func) {
                      .str();
     }
     live -= freed[i];
-    if (op == lastForward)
+    if (op == forwardEnd)
       e.keptForBackward = live;
   }
   return e;

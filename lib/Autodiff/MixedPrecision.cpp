@@ -94,13 +94,11 @@ private:
                           : DenseElementsAttr();
     if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
       return {};
-    APFloat value = dense.getSplatValue<APFloat>();
-    bool lost;
-    value.convert(llvm::cast<FloatType>(type.getElementType()).getFloatSemantics(),
-                  APFloat::rmNearestTiesToEven, &lost);
-    auto splat = ConstantOp::create(b, v.getLoc(), type,
-                                    DenseElementsAttr::get(type, value));
-    splat->setDiscardableAttrs(constant->getDiscardableAttrDictionary());
+    // Through double, which holds every f32/bf16/f16 value exactly.
+    Value splat = createSplat(b, v.getLoc(), type,
+                              dense.getSplatValue<APFloat>().convertToDouble());
+    splat.getDefiningOp()->setDiscardableAttrs(
+        constant->getDiscardableAttrDictionary());
     return splat;
   }
 

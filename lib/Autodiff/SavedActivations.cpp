@@ -49,8 +49,8 @@ Value lowTypeSource(Value v, Type low) {
 /// per pipeline stage and phase of its backward readers (B: recomputation
 /// and input gradients; W: weight gradients, which a zero-bubble schedule
 /// defers), placed before the first reader of each, so no copy is kept
-/// across phases. Returns whether `v` had backward readers.
-bool rereadInBackward(Value v, function_ref<Value(OpBuilder &)> make) {
+/// across phases.
+void rereadInBackward(Value v, function_ref<Value(OpBuilder &)> make) {
   struct Group {
     Operation *first = nullptr;
     SmallVector<OpOperand *> uses;
@@ -80,7 +80,6 @@ bool rereadInBackward(Value v, function_ref<Value(OpBuilder &)> make) {
     for (OpOperand *use : g.uses)
       use->set(copy);
   }
-  return !groups.empty();
 }
 
 int64_t elements(Value v) {

@@ -14,8 +14,9 @@ llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// Copies rows [0, rows) and columns [column, column + columns) of the 1-D
-/// or 2-D tensor `e` (a 1-D tensor is one row).
+/// Rows [0, rows) and columns [column, column + columns) of the 1-D or 2-D
+/// tensor `e` (a 1-D tensor is one row): mapped where they are contiguous
+/// (whole rows), else copied.
 AssembledTensor part(const MappedSafeTensors &file,
                      const SafeTensorsIndex::Entry &e, int64_t rows,
                      int64_t column, int64_t columns) {
@@ -23,10 +24,15 @@ AssembledTensor part(const MappedSafeTensors &file,
   const uint8_t *data = file.bytesOf(e);
   AssembledTensor t;
   t.from.push_back(e.name);
+  if (column == 0 && columns == width) {
+    t.mapped = data;
+    return t;
+  }
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t *row = data + (r * width + column) * element;
     t.bytes.insert(t.bytes.end(), row, row + columns * element);
   }
+  t.mapped = t.bytes.data();
   return t;
 }
 

@@ -27,9 +27,11 @@
 
 namespace tessel::rt {
 
-/// A parameter assembled from a file: its bytes and the file's tensors it
-/// was read from.
+/// A parameter found in a file: where its bytes are (in the mapped file
+/// when they are contiguous there, else in `bytes`), and the file's
+/// tensors it was read from (none: the file does not hold it).
 struct AssembledTensor {
+  const uint8_t *mapped = nullptr;
   std::vector<uint8_t> bytes;
   std::vector<std::string> from;
 };

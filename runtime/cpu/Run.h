@@ -53,7 +53,8 @@ struct ArgumentSource {
   const uint8_t *mapped = nullptr;
   /// The global tensor assembled from parts of the file's tensors (the
   /// slices of a stacked parameter, a third of a Hugging Face GPT-2 fused
-  /// projection); `mapped` points into it.
+  /// projection); `mapped` points into it, or into the mapped file where
+  /// the part is contiguous there.
   std::vector<uint8_t> stacked;
   /// The file's tensors it was assembled from.
   std::vector<std::string> assembledFrom;

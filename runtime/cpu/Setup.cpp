@@ -113,13 +113,14 @@ llvm::Error bindSources(Run &run, EntryRun &e) {
         llvm::Expected<AssembledTensor> gpt2 = gpt2Parameter(*given, info);
         if (!gpt2)
           return gpt2.takeError();
+        source.mapped = gpt2->mapped; // the file's bytes, or `bytes`
         source.stacked = std::move(gpt2->bytes);
         source.assembledFrom = std::move(gpt2->from);
       }
-      if (!source.assembledFrom.empty()) {
+      if (!source.stacked.empty())
         source.mapped = source.stacked.data();
+      if (!source.assembledFrom.empty())
         continue;
-      }
     }
     llvm::Expected<InitSpec> spec = parseInitSpec(info.init);
     if (!spec)

@@ -294,19 +294,24 @@ int emitNative(ModuleOp module, const CpuSelection &cpu, TimingScope &root) {
     if (llvm::Error err =
             writeObjectFile(*llvmModule, objects[0], cpu, hostOptLevel))
       return failWith(llvm::toString(std::move(err)));
-    if (host) {
-      moveHalfWordsAsIntegers(*host);
-      objects.push_back(outputFile + ".host.o");
-      if (llvm::Error err = writeObjectFile(*host, objects[1], cpu, 0))
-        return failWith(llvm::toString(std::move(err)));
-    }
+  }
+  if (host) {
+    size_t functions = llvm::count_if(
+        *host, [](const llvm::Function &f) { return !f.isDeclaration(); });
+    TimingScope t = root.nest("emit host object code (" +
+                              std::to_string(functions) +
+                              " functions, unoptimized)");
+    moveHalfWordsAsIntegers(*host);
+    objects.push_back(outputFile + ".host.o");
+    if (llvm::Error err = writeObjectFile(*host, objects[1], cpu, 0))
+      return failWith(llvm::toString(std::move(err)));
   }
   if (emit == "obj") {
     if (!host)
       return 0;
     // One relocatable object of both.
-    std::vector<std::string> args = {"-r", "-nostdlib", objects[0], objects[1], "-o",
-                                     outputFile};
+    std::vector<std::string> args = {"-r",       "-nostdlib", objects[0],
+                                     objects[1], "-o",        outputFile};
     int rc = runDriver(args, "combining the objects into " + outputFile);
     for (const std::string &object : objects)
       llvm::sys::fs::remove(object);
