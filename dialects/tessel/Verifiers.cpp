@@ -90,6 +90,21 @@ LogicalResult DropoutMaskOp::verify() {
   double rate = getRate().convertToDouble();
   if (!(rate >= 0.0 && rate < 1.0))
     return emitOpError() << "rate " << rate << " must be in [0, 1)";
+  std::optional<ArrayRef<int64_t>> global = getGlobalShape();
+  if (!global && getOffsets().empty())
+    return success();
+  if (!global)
+    return emitOpError() << "offsets need the global shape ('at [...] of "
+                            "[...]')";
+  ArrayRef<int64_t> local = getType().getShape();
+  if (getOffsets().size() != local.size() || global->size() != local.size())
+    return emitOpError() << "a block needs one offset and one global size "
+                            "per result dimension (the result has rank "
+                         << local.size() << ")";
+  for (auto [d, size] : llvm::enumerate(*global))
+    if (size < local[d])
+      return emitOpError() << "block dimension " << d << " (" << local[d]
+                           << ") is larger than its global size " << size;
   return success();
 }
 

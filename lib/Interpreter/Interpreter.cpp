@@ -282,8 +282,12 @@ llvm::Expected<HostTensor> Evaluator::evalTessel(Operation *op) {
         return oneHot(in(o.getIndices()), *dt, shape.back());
       })
       .Case([&](DropoutMaskOp o) {
+        SmallVector<int64_t> offsets;
+        for (Value offset : o.getOffsets())
+          offsets.push_back(in(offset).i[0]);
         return dropoutMask(in(o.getSeed()).i[0], *dt, shape,
-                           o.getRate().convertToDouble());
+                           o.getRate().convertToDouble(), offsets,
+                           o.getGlobalShape().value_or(ArrayRef<int64_t>{}));
       })
       .Case([&](SoftmaxCrossEntropyOp o) {
         return softmaxCrossEntropy(in(o.getLogits()), in(o.getLabels()),

@@ -548,11 +548,27 @@ std::pair<HostTensor, HostTensor> kernels::topK(const HostTensor &x,
 }
 
 HostTensor kernels::dropoutMask(int64_t seed, DType dtype,
-                                ArrayRef<int64_t> shape, double rate) {
+                                ArrayRef<int64_t> shape, double rate,
+                                ArrayRef<int64_t> offsets,
+                                ArrayRef<int64_t> globalShape) {
   HostTensor r(dtype, shape);
   double scale = 1.0 / (1.0 - rate);
-  for (int64_t k = 0; k < r.size(); ++k)
-    r.f[k] = dropoutKeep(seed, k, rate) ? roundToFloat(dtype, scale) : 0.0;
+  int64_t rank = int64_t(shape.size());
+  for (int64_t k = 0; k < r.size(); ++k) {
+    // The element's global linear index: its coordinates (plus the block's
+    // offsets) in the global shape.
+    uint64_t index = 0;
+    for (int64_t d = 0, rest = k, stride = r.size(); d < rank; ++d) {
+      stride /= shape[d];
+      int64_t coord = rest / stride;
+      rest %= stride;
+      if (!offsets.empty())
+        index = index * uint64_t(globalShape[d]) + uint64_t(coord + offsets[d]);
+      else
+        index = index * uint64_t(shape[d]) + uint64_t(coord);
+    }
+    r.f[k] = dropoutKeep(seed, index, rate) ? roundToFloat(dtype, scale) : 0.0;
+  }
   return r;
 }
 

@@ -359,12 +359,32 @@ struct TopKLowering : OpRewritePattern<TopKOp> {
   }
 };
 
-/// The interpreter's dropoutKeep: bits 40..63 of splitmix64((seed << 32) +
-/// k), k the element's row-major index (the op is computed whole, so that is
-/// the global index), kept when bits / 2^24 >= rate; kept elements are
-/// 1 / (1 - rate).
+/// The interpreter's dropoutKeep: bits 40..63 of splitmix64(splitmix64(seed)
+/// + k), k the element's row-major index in the global shape (the block's
+/// offsets added to its coordinates), kept when bits / 2^24 >= rate; kept
+/// elements are 1 / (1 - rate). The seed's mix is computed once, outside
+/// the loops.
 struct DropoutMaskLowering : OpRewritePattern<DropoutMaskOp> {
   using OpRewritePattern::OpRewritePattern;
+
+  /// splitmix64 of `x` as arith ops.
+  static Value splitmix(OpBuilder &b, Location l, Value x) {
+    Type i64 = b.getI64Type();
+    auto c = [&](uint64_t v) -> Value {
+      return arith::ConstantOp::create(b, l, b.getIntegerAttr(i64, int64_t(v)));
+    };
+    auto mix = [&](Value v, uint64_t shift, uint64_t mul) -> Value {
+      Value t = arith::XOrIOp::create(b, l, v,
+                                      arith::ShRUIOp::create(b, l, v, c(shift)));
+      return arith::MulIOp::create(b, l, t, c(mul));
+    };
+    x = arith::AddIOp::create(b, l, x, c(0x9E3779B97F4A7C15ull));
+    x = mix(x, 30, 0xBF58476D1CE4E5B9ull);
+    x = mix(x, 27, 0x94D049BB133111EBull);
+    return arith::XOrIOp::create(b, l, x,
+                                 arith::ShRUIOp::create(b, l, x, c(31)));
+  }
+
   LogicalResult matchAndRewrite(DropoutMaskOp op,
                                 PatternRewriter &rw) const override {
     Location loc = op.getLoc();
@@ -372,8 +392,18 @@ struct DropoutMaskLowering : OpRewritePattern<DropoutMaskOp> {
     double rate = op.getRate().convertToDouble();
     // keep <=> bits >= threshold, exactly (2^24 * rate is exact in double).
     int64_t threshold = int64_t(std::ceil(rate * double(1 << 24)));
-    Value seed = tensor::ExtractOp::create(rw, loc, op.getSeed(), ValueRange{});
     Type i64 = rw.getI64Type(), elem = type.getElementType();
+    auto scalar = [&](Value t) {
+      return castScalar(rw, loc,
+                        tensor::ExtractOp::create(rw, loc, t, ValueRange{}),
+                        i64);
+    };
+    Value key = splitmix(rw, loc, scalar(op.getSeed()));
+    SmallVector<Value> offsets;
+    for (Value offset : op.getOffsets())
+      offsets.push_back(scalar(offset));
+    ArrayRef<int64_t> global =
+        op.getGlobalShape().value_or(type.getShape());
     int64_t rank = type.getRank();
     rw.replaceOp(
         op,
@@ -388,23 +418,12 @@ struct DropoutMaskLowering : OpRewritePattern<DropoutMaskOp> {
               for (int64_t d = 0; d < rank; ++d) {
                 Value i = arith::IndexCastOp::create(
                     b, l, i64, linalg::IndexOp::create(b, l, d));
+                if (!offsets.empty())
+                  i = arith::AddIOp::create(b, l, i, offsets[d]);
                 k = arith::AddIOp::create(
-                    b, l, arith::MulIOp::create(b, l, k, c(type.getDimSize(d))),
-                    i);
+                    b, l, arith::MulIOp::create(b, l, k, c(global[d])), i);
               }
-              Value s = castScalar(b, l, seed, i64);
-              Value x = arith::AddIOp::create(
-                  b, l, arith::ShLIOp::create(b, l, s, c(32)), k);
-              auto mix = [&](Value v, uint64_t shift, uint64_t mul) -> Value {
-                Value t = arith::XOrIOp::create(
-                    b, l, v, arith::ShRUIOp::create(b, l, v, c(shift)));
-                return arith::MulIOp::create(b, l, t, c(mul));
-              };
-              x = arith::AddIOp::create(b, l, x, c(0x9E3779B97F4A7C15ull));
-              x = mix(x, 30, 0xBF58476D1CE4E5B9ull);
-              x = mix(x, 27, 0x94D049BB133111EBull);
-              x = arith::XOrIOp::create(b, l, x,
-                                        arith::ShRUIOp::create(b, l, x, c(31)));
+              Value x = splitmix(b, l, arith::AddIOp::create(b, l, key, k));
               Value bits = arith::ShRUIOp::create(b, l, x, c(40));
               Value keep = arith::CmpIOp::create(
                   b, l, arith::CmpIPredicate::uge, bits, c(threshold));

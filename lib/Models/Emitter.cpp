@@ -49,6 +49,28 @@ Value Emitter::data(StringRef name, ArrayRef<int64_t> shape, Type elementType,
   return arg;
 }
 
+Value Emitter::dropout(Value x) {
+  if (dropoutRate == 0)
+    return x;
+  Type i64 = builder.getI64Type();
+  if (!seed) {
+    // Before the data arguments' users, at the start of the body: the
+    // argument itself is added last.
+    seed = data("seed", {}, i64, {}, "zeros");
+    NamedAttrList attrs(argAttrs.back());
+    attrs.set(TesselDialect::kRuntimeRoleAttrName,
+              builder.getStringAttr("seed"));
+    argAttrs.back() = attrs.getDictionary(builder.getContext());
+  }
+  Value s = seed;
+  if (numMasks > 0)
+    s = op<AddOp>(seed, splat({}, double(numMasks), i64));
+  ++numMasks;
+  auto type = cast<RankedTensorType>(x.getType());
+  Value mask = op<DropoutMaskOp>(type, s, APFloat(dropoutRate));
+  return op<MulOp>(x, mask);
+}
+
 func::FuncOp Emitter::finish(ArrayRef<Value> results,
                              ArrayRef<StringRef> names) {
   func::ReturnOp::create(builder, location, results);

@@ -48,6 +48,13 @@ public:
   Value reshape(Value x, ArrayRef<int64_t> shape);
   Value transpose(Value x, ArrayRef<int64_t> perm);
   Value scale(Value x, double factor);
+  /// Dropout at `rate` (0: none) for every later dropout().
+  void setDropout(double rate) { dropoutRate = rate; }
+  /// x times a dropout mask, or x when the rate is 0. The first call adds
+  /// the `seed` argument (the runtime's per-call seed); mask k uses seed +
+  /// k, so every mask of a call differs.
+  Value dropout(Value x);
+
   /// Tags `v`'s defining op with logical axes (for rules on activations).
   Value tag(Value v, ArrayRef<StringRef> logicalAxes);
 
@@ -72,6 +79,9 @@ private:
   func::FuncOp func;
   Block *body;
   unsigned numParams = 0;
+  double dropoutRate = 0;
+  Value seed;
+  int64_t numMasks = 0;
   SmallVector<DictionaryAttr> argAttrs;
 };
 

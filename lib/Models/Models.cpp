@@ -11,6 +11,7 @@
 
 #include "Layers.h"
 
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -52,7 +53,7 @@ Value models::attend(Emitter &e, Value q, Value k, Value v) {
   mask = e.broadcast(mask, {B, nh, S, S}, {2, 3});
   Value neg = e.splat({B, nh, S, S}, -std::numeric_limits<double>::infinity());
   scores = e.op<SelectOp>(mask, scores, neg);
-  Value probs = e.op<SoftmaxOp>(scores, int64_t(3));
+  Value probs = e.dropout(e.op<SoftmaxOp>(scores, int64_t(3)));
   Value out = e.op<DotGeneralOp>(probs, v, ArrayRef<int64_t>{0, 1},
                                  ArrayRef<int64_t>{0, 1}, ArrayRef<int64_t>{3},
                                  ArrayRef<int64_t>{2}); // [B, nh, S, hd]
@@ -85,7 +86,7 @@ static llvm::Error buildGpt(Emitter &e, const ModelConfig &c) {
   Value wpe = e.param("wpe.weight", {S, H}, {"pos", "embed"}, normal(0.01));
   Value x = e.op<GatherOp>(wte, tokens, int64_t(0)); // [B, S, H]
   x = e.op<AddOp>(x, e.broadcast(wpe, {B, S, H}, {1, 2}));
-  x = e.tag(x, {"act_batch", "act_seq", "act_embed"});
+  x = e.tag(e.dropout(x), {"act_batch", "act_seq", "act_embed"});
   std::string projInit = normal(0.02 / std::sqrt(2.0 * c.layers));
   for (int64_t l = 0; l < c.layers; ++l) {
     Operation *layerStart = e.mark();
@@ -103,7 +104,7 @@ static llvm::Error buildGpt(Emitter &e, const ModelConfig &c) {
     Value wo = e.param(p + "attn.c_proj.weight", {H, H}, {"heads", "embed"},
                        projInit);
     Value bo = e.param(p + "attn.c_proj.bias", {H}, {"embed"}, "zeros");
-    x = e.tag(e.op<AddOp>(x, e.addBias(e.matmul(o, wo, 0), bo)),
+    x = e.tag(e.op<AddOp>(x, e.dropout(e.addBias(e.matmul(o, wo, 0), bo))),
               {"act_batch", "act_seq", "act_embed"});
 
     Value m = layerNorm(e, x, p + "ln_2", H);
@@ -115,7 +116,7 @@ static llvm::Error buildGpt(Emitter &e, const ModelConfig &c) {
     Value wp = e.param(p + "mlp.c_proj.weight", {F, H}, {"mlp", "embed"},
                        projInit);
     Value bp = e.param(p + "mlp.c_proj.bias", {H}, {"embed"}, "zeros");
-    x = e.tag(e.op<AddOp>(x, e.addBias(e.matmul(hfc, wp, 0), bp)),
+    x = e.tag(e.op<AddOp>(x, e.dropout(e.addBias(e.matmul(hfc, wp, 0), bp))),
               {"act_batch", "act_seq", "act_embed"});
     e.tagSince(layerStart, TesselDialect::kLayerAttrName,
                e.b().getI64IntegerAttr(l));
@@ -236,7 +237,7 @@ Value models::llamaDecoder(Emitter &e, const ModelConfig &c,
 
   Value embed = e.param("model.embed_tokens.weight", {V, H},
                         {"vocab", "embed"}, init);
-  Value x = e.tag(e.op<GatherOp>(embed, tokens, int64_t(0)),
+  Value x = e.tag(e.dropout(e.op<GatherOp>(embed, tokens, int64_t(0))),
                   {"act_batch", "act_seq", "act_embed"});
   // One pair of tables for every layer, outside the layers: a pipeline
   // stage or a recomputed layer computes it again rather than receiving or
@@ -247,10 +248,10 @@ Value models::llamaDecoder(Emitter &e, const ModelConfig &c,
     Operation *layerStart = e.mark();
     std::string p = llvm::formatv("model.layers.{0}.", l).str();
     Value a = rmsNorm(e, x, p + "input_layernorm.weight");
-    x = e.tag(e.op<AddOp>(x, llamaAttention(e, a, p, c, tables)),
+    x = e.tag(e.op<AddOp>(x, e.dropout(llamaAttention(e, a, p, c, tables))),
               {"act_batch", "act_seq", "act_embed"});
     Value m = rmsNorm(e, x, p + "post_attention_layernorm.weight");
-    x = e.tag(e.op<AddOp>(x, ffn(m, p, l)),
+    x = e.tag(e.op<AddOp>(x, e.dropout(ffn(m, p, l))),
               {"act_batch", "act_seq", "act_embed"});
     e.tagSince(layerStart, TesselDialect::kLayerAttrName,
                e.b().getI64IntegerAttr(l));
@@ -309,7 +310,7 @@ static llvm::Error buildMlp(Emitter &e, const ModelConfig &c) {
     Value b = e.param(p + "bias", {widths[l + 1]}, {axisOf(l + 1)}, "zeros");
     x = e.addBias(e.matmul(x, w, 0), b);
     if (l + 2 < widths.size())
-      x = e.op<GeluOp>(x, GeluApproximation::tanh);
+      x = e.dropout(e.op<GeluOp>(x, GeluApproximation::tanh));
     e.tagSince(layerStart, TesselDialect::kLayerAttrName,
                e.b().getI64IntegerAttr(l));
   }
@@ -345,6 +346,9 @@ models::buildModel(MLIRContext *context, const ModelConfig &c) {
     if ((c.hidden / c.heads) % 2 != 0)
       return fail("rotary embeddings need an even head dimension");
   }
+  if (!(c.dropout >= 0 && c.dropout < 1))
+    return fail(llvm::formatv("--dropout {0} must be in [0, 1)",
+                              llvm::format("%g", c.dropout)));
   if (c.kind == "mlp" && c.loss != "ce" && c.loss != "mse")
     return fail("--loss must be ce or mse");
   Builder b(context);
@@ -359,6 +363,7 @@ models::buildModel(MLIRContext *context, const ModelConfig &c) {
                 "'");
   OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
   Emitter e(*module, "forward", elt);
+  e.setDropout(c.dropout);
   llvm::Error err = c.kind == "gpt"     ? buildGpt(e, c)
                     : c.kind == "llama" ? buildLlama(e, c)
                     : c.kind == "moe"   ? buildMixtral(e, c)

@@ -63,7 +63,10 @@ bool Splitter::perMicrobatch(Value v) const {
 LogicalResult Splitter::classify() {
   for (unsigned a = 0; a < step.getNumArguments(); ++a) {
     tp::Role role = tp::argumentRole(step, a);
-    if (role == tp::Role::Tokens || role == tp::Role::Labels)
+    // A seed is data too: each microbatch has its own, as each micro-step
+    // of an accumulated step has.
+    if (role == tp::Role::Tokens || role == tp::Role::Labels ||
+        role == tp::Role::Seed)
       dataArgs.insert(a);
   }
   int64_t stages = options.schedule.stages();

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Splitter.h"
+#include "tessel/program/Describe.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -25,6 +26,7 @@
 using namespace mlir;
 using namespace mlir::tessel;
 using namespace mlir::tessel::pipeline_detail;
+namespace tp = ::tessel::program;
 
 namespace mlir::tessel::pipeline_detail {
 
@@ -120,7 +122,15 @@ void RankEmitter::makeFunction() {
     }
     argIndex[a] = inputs.size();
     inputs.push_back(t);
-    argAttrs.push_back(rewriteAttrs(step.getArgAttrDict(a), data));
+    DictionaryAttr attrs = rewriteAttrs(step.getArgAttrDict(a), data);
+    if (data) {
+      // The role a name gave a scalar stays with the batch of them.
+      NamedAttrList list(attrs);
+      list.set(TesselDialect::kRuntimeRoleAttrName,
+               b.getStringAttr(tp::roleName(tp::argumentRole(step, a))));
+      attrs = list.getDictionary(b.getContext());
+    }
+    argAttrs.push_back(attrs);
   }
   for (unsigned k = 0; k < step.getNumResults(); ++k)
     if (llvm::is_contained(s.holders[k], rank)) {

@@ -41,6 +41,8 @@ tp::Role conventionalArgumentRole(func::FuncOp func, unsigned index) {
     return tp::Role::Apply;
   if (name == "grad_scale")
     return tp::Role::GradScale;
+  if (name == "seed" && isIntegerScalar(type))
+    return tp::Role::Seed;
   if (name == "input_ids")
     return tp::Role::Tokens;
   if (name == "labels")

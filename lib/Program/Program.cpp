@@ -25,6 +25,7 @@ constexpr RoleInfo kRoles[] = {
     {Role::LearningRate, "learning_rate", true, false},
     {Role::Apply, "apply", true, false},
     {Role::GradScale, "grad_scale", true, false},
+    {Role::Seed, "seed", true, false},
     {Role::Parameter, "parameter", true, true},
     {Role::OptimizerState, "optimizer_state", true, true},
     {Role::Accumulator, "accumulator", true, true},

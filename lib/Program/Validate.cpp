@@ -117,6 +117,12 @@ llvm::Error validateRoles(const Entry &e) {
     if (isCarried(a.role) && !carried.emplace(std::pair{a.role, a.name}, &a).second)
       return fail("entry '" + e.name + "' has two " + roleName(a.role) +
                   " arguments named '" + a.name + "'");
+    if (a.role == Role::Seed &&
+        (a.globalShape.size() > 1 ||
+         (a.dtype != DType::I32 && a.dtype != DType::I64)))
+      return fail("seed argument '" + a.name + "' of entry '" + e.name +
+                  "' must be a 0-d integer tensor (tensor<i64>), or 1-d: "
+                  "one seed per microbatch of a pipeline");
     if (a.role != Role::Input && !isCarried(a.role) && ++count[a.role] > 1)
       return fail("entry '" + e.name + "' has more than one " +
                   roleName(a.role) + " argument; give each argument one " +
@@ -358,6 +364,9 @@ Bindings program::bindRoles(const Entry &e) {
       break;
     case Role::GradScale:
       b.gradScale = i;
+      break;
+    case Role::Seed:
+      b.seed = i;
       break;
     case Role::Tokens:
       b.tokens = i;

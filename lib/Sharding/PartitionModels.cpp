@@ -42,6 +42,41 @@ LogicalResult partitionWhole(SpmdPartitioner &p, Operation *op) {
   return success();
 }
 
+/// A dropout mask depends on the global index of each element only: each
+/// device computes its own block (`at [offsets] of [global shape]`, the
+/// offsets its block index over each dimension's axes times the block
+/// size), not the whole mask. Padding positions of uneven blocks get
+/// values no one reads.
+LogicalResult partitionDropoutMask(SpmdPartitioner &p, DropoutMaskOp op) {
+  Layout layout = p.wanted(op.getResult());
+  layout.partial.clear();
+  bool split = llvm::any_of(layout.dims,
+                            [](const AxisList &axes) { return !axes.empty(); });
+  if (!split || !op.getOffsets().empty())
+    return partitionWhole(p, op);
+  RankedTensorType global = op.getType();
+  RankedTensorType local = p.mesh().localType(global, layout);
+  OpBuilder &b = p.builder();
+  Location loc = op.getLoc();
+  auto i64 = RankedTensorType::get({}, b.getI64Type());
+  SmallVector<Value> offsets;
+  for (auto [d, axes] : llvm::enumerate(layout.dims)) {
+    Value block = createSplat(b, loc, i64, double(local.getDimSize(d)));
+    offsets.push_back(
+        axes.empty() ? createSplat(b, loc, i64, 0.0)
+                     : MulOp::create(b, loc,
+                                     p.resharder().axisIndex(
+                                         loc, axes, b.getI64Type()),
+                                     block)
+                           .getResult());
+  }
+  auto mask = DropoutMaskOp::create(
+      b, loc, local, p.localOf(op.getSeed()).value, offsets,
+      b.getDenseI64ArrayAttr(global.getShape()), op.getRateAttr());
+  p.setLocal(op.getResult(), mask, layout);
+  return success();
+}
+
 /// A splat is the same value on every device: by rule, on the local shape.
 LogicalResult partitionConstant(SpmdPartitioner &p, ConstantOp op) {
   auto splat = dyn_cast<SplatElementsAttr>(op.getValue());
@@ -158,7 +193,8 @@ void mlir::tessel::registerSpmdPartitionModels(DialectRegistry &registry) {
     ShardingConstraintOp::attachInterface<
         Model<ShardingConstraintOp, partitionConstraint>>(*ctx);
     IotaOp::attachInterface<Model<IotaOp, partitionWhole>>(*ctx);
-    DropoutMaskOp::attachInterface<Model<DropoutMaskOp, partitionWhole>>(*ctx);
+    DropoutMaskOp::attachInterface<
+        Model<DropoutMaskOp, partitionDropoutMask>>(*ctx);
     ConstantOp::attachInterface<Model<ConstantOp, partitionConstant>>(*ctx);
     AddOp::attachInterface<Model<AddOp, partitionAddOrSub>>(*ctx);
     SubOp::attachInterface<Model<SubOp, partitionAddOrSub>>(*ctx);

@@ -137,7 +137,11 @@ void tessel::fillTensor(HostTensor &t, const InitSpec &spec, uint64_t seed,
     fillElement(t, k, spec, seed, stream, k);
 }
 
+uint64_t tessel::callSeed(uint64_t runSeed, uint64_t call) {
+  return splitmix64(splitmix64(runSeed ^ streamOf("seed")) + call);
+}
+
 bool tessel::dropoutKeep(uint64_t seed, uint64_t index, double rate) {
-  uint64_t bits = splitmix64((seed << 32) + index) >> 40; // top 24 bits
+  uint64_t bits = splitmix64(splitmix64(seed) + index) >> 40; // top 24 bits
   return double(bits) / double(1 << 24) >= rate;
 }

@@ -57,8 +57,9 @@ llvm::cl::opt<int64_t> evalBatches(
                    "(default 1)"),
     llvm::cl::init(1), llvm::cl::cat(category));
 llvm::cl::opt<uint64_t> seed("seed",
-                             llvm::cl::desc("Seed of the initialization and "
-                                            "of generated batches"),
+                             llvm::cl::desc("Seed of the initialization, "
+                                            "of generated batches and of "
+                                            "dropout (a seed argument)"),
                              llvm::cl::init(0), llvm::cl::cat(category));
 llvm::cl::opt<std::string>
     dataFile("data",

@@ -10,6 +10,7 @@
 #include "Device.h"
 #include "Run.h"
 #include "tessel/runtime/Checkpoint.h"
+#include "tessel/support/Random.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
@@ -98,6 +99,18 @@ struct Rank {
     HostTensor t(arg(*a).dtype, arg(*a).globalShape);
     for (int64_t e = 0; e < t.size(); ++e)
       t.setF(e, value);
+    program::sliceBlock(t, arg(*a), mesh, position, args[*a].get());
+  }
+  /// Sets seed argument `a` for call `call` of the run: element i (one per
+  /// microbatch of a pipeline, else one) gets callSeed of call * n + i, so
+  /// microbatch i of a pipelined step has micro-step i's seed of the same
+  /// step accumulated.
+  void setSeed(std::optional<unsigned> a, uint64_t call) {
+    if (!a)
+      return;
+    HostTensor t(arg(*a).dtype, arg(*a).globalShape);
+    for (int64_t e = 0; e < t.size(); ++e)
+      t.setI(e, int64_t(callSeed(run.options.seed, call * t.size() + e)));
     program::sliceBlock(t, arg(*a), mesh, position, args[*a].get());
   }
   double resultScalar(unsigned r) const {
@@ -212,6 +225,7 @@ double optimizerStep(Rank &rank, int64_t k) {
   for (int64_t j = 0; j < run.microSteps; ++j) {
     rank.setArgument(b.apply, j + 1 == run.microSteps ? 1.0 : 0.0);
     rank.setArgument(b.gradScale, 1.0 / double(run.microSteps));
+    rank.setSeed(b.seed, k * run.microSteps + j);
     if (run.tokens && (b.tokens || b.labels))
       loadBatch(rank, *run.tokens, rank.entry, rank.ids, rank.labels,
                 rank.args, k * run.microSteps + j);

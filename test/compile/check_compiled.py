@@ -95,6 +95,8 @@ def main():
     p.add_argument("--cpu", default="", help="tessel-compile --cpu")
     p.add_argument("--compile-flag", action="append", default=[],
                    help="another tessel-compile flag (repeatable)")
+    p.add_argument("--model-flag", action="append", default=[],
+                   help="another tessel-models flag (repeatable)")
     args = p.parse_args()
     tool = lambda t: os.path.join(args.bin, t)  # noqa: E731
     patterns = [re.compile(x) for x in args.only.split(",") if x]
@@ -106,7 +108,8 @@ def main():
                 continue
             base = os.path.join(tmp, re.sub(r"\W", "_", name))
             try:
-                run([tool("tessel-models")] + model + ["-o", base + ".mlir"])
+                run([tool("tessel-models")] + model + args.model_flag +
+                    ["-o", base + ".mlir"])
                 run([tool("tessel-opt"), base + ".mlir",
                      f"--tessel-train-step=optimizer={opt_name} {opt_rest}",
                      "-o", base + ".step.mlir"])

@@ -514,6 +514,11 @@ SmallVector<std::string> buildProgram(ModuleOp module, DefaultTimingManager &tm,
                *options + " lr-argument=true" +
                (accumulate ? " accumulate=true" : "") + "}";
   }
+  // Evaluations run without dropout (after the step is built from the
+  // same forward, which keeps it).
+  if (!evalFuncs.empty())
+    pipeline += std::string(pipeline.empty() ? "" : ",") +
+                "tessel-inference-mode{functions=" + evalFuncs.getValue() + "}";
   if (!meshes.empty())
     pipeline += std::string(pipeline.empty() ? "" : ",") + "tessel-propagate";
   if (!pipeline.empty() && failed(runPipeline(module, pipeline, tm, root)))

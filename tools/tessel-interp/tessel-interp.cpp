@@ -14,6 +14,7 @@
 #include "tessel/interpreter/Inputs.h"
 #include "tessel/interpreter/Interpreter.h"
 #include "tessel/program/Describe.h"
+#include "tessel/support/Random.h"
 #include "tessel/support/TokenFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -373,13 +374,15 @@ int main(int argc, char **argv) {
   } else {
     // Carried results feed the argument of the same role and name.
     std::map<std::pair<tp::Role, std::string>, unsigned> carried;
-    std::optional<unsigned> stepArg;
+    std::optional<unsigned> stepArg, seedArg;
     for (unsigned a = 0; a < func.getNumArguments(); ++a) {
       tp::Role role = tp::argumentRole(func, a);
       if (tp::isCarried(role))
         carried[{role, tp::argName(func, a)}] = a;
       if (role == tp::Role::Step)
         stepArg = a;
+      if (role == tp::Role::Seed)
+        seedArg = a;
     }
     SmallVector<std::pair<unsigned, unsigned>> feedback; // result -> arg
     std::optional<unsigned> lossResult, normResult;
@@ -405,6 +408,11 @@ int main(int argc, char **argv) {
         HostTensor &t = (*inputs)[*stepArg];
         for (int64_t e = 0; e < t.size(); ++e)
           t.setI(e, k);
+      }
+      if (seedArg) { // as the compiled program's runtime sets it
+        HostTensor &t = (*inputs)[*seedArg];
+        for (int64_t e = 0; e < t.size(); ++e)
+          t.setI(e, int64_t(callSeed(seed, k * t.size() + e)));
       }
       if (llvm::Error err = loadBatch(k))
         return failWith(llvm::toString(std::move(err)));

@@ -63,6 +63,13 @@ static cl::opt<std::string> lossKind("loss", cl::desc("mlp loss: ce | mse"),
 static cl::opt<std::string> widths("widths",
                                    cl::desc("mlp layer widths, e.g. 16,32,10"),
                                    llvm::cl::cat(toolCategory));
+static cl::opt<double>
+    dropout("dropout",
+            cl::desc("Dropout probability of the embeddings, attention "
+                     "probabilities and residual branches (mlp: hidden "
+                     "activations), as GPT-2's 0.1; evaluations "
+                     "(tessel-compile --eval) run without it (default 0)"),
+            cl::init(0.0), llvm::cl::cat(toolCategory));
 static cl::opt<int64_t> experts("experts", cl::desc("moe: experts per layer"),
                                 cl::init(8), llvm::cl::cat(toolCategory));
 static cl::opt<int64_t> topK("top-k",
@@ -135,6 +142,7 @@ int main(int argc, char **argv) {
   config.batch = batch;
   config.dtype = dtype;
   config.loss = lossKind;
+  config.dropout = dropout;
   config.tiedEmbeddings =
       tied.empty() ? kind != "llama" && kind != "moe" : tied == "yes";
   config.experts = experts;

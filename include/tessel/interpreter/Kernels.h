@@ -70,8 +70,12 @@ HostTensor scatterAdd(const HostTensor &base, const HostTensor &indices,
 HostTensor oneHot(const HostTensor &indices, DType dtype, int64_t depth);
 /// Returns {values, indices (i32)}.
 std::pair<HostTensor, HostTensor> topK(const HostTensor &x, int64_t k);
+/// The block of `shape` at `offsets` of the mask of `globalShape` (both
+/// empty: the whole mask of `shape`).
 HostTensor dropoutMask(int64_t seed, DType dtype,
-                       llvm::ArrayRef<int64_t> shape, double rate);
+                       llvm::ArrayRef<int64_t> shape, double rate,
+                       llvm::ArrayRef<int64_t> offsets = {},
+                       llvm::ArrayRef<int64_t> globalShape = {});
 /// `reduction`: 0 mean, 1 sum, 2 none.
 HostTensor softmaxCrossEntropy(const HostTensor &logits,
                                const HostTensor &labels, int64_t ignoreIndex,

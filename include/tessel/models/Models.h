@@ -35,6 +35,10 @@ struct ModelConfig {
   std::string loss = "ce";    ///< mlp: ce | mse
   std::vector<int64_t> widths; ///< mlp: explicit layer widths (in .. out)
   double ropeTheta = 10000.0;
+  /// Dropout probability (GPT-2's 0.1) of the embeddings, the attention
+  /// probabilities and each residual branch (mlp: each hidden activation);
+  /// 0: none.
+  double dropout = 0.0;
   // moe (Mixtral-shaped: Llama attention, routed SwiGLU experts).
   int64_t experts = 8;
   int64_t topK = 2;          ///< experts per token (1: Switch, 2: Mixtral)

@@ -21,6 +21,23 @@ def TesselStripShardingsPass : Pass<"tessel-strip-shardings", "ModuleOp"> {
   let dependentDialects = ["::mlir::tessel::TesselDialect"];
 }
 
+def TesselInferenceModePass : Pass<"tessel-inference-mode", "ModuleOp"> {
+  let summary = "Turns functions into their evaluation form: no dropout";
+  let description = [{
+    In the named functions (all public functions when none are named),
+    every `tessel.dropout_mask` becomes a splat of ones, as PyTorch's
+    `model.eval()` switches dropout off. `tessel-compile --eval F` runs it
+    on F after building the train step from the same forward, so training
+    keeps its dropout and evaluations see the whole model. A seed argument
+    that nothing reads any more stays (the runtime still sets it).
+  }];
+  let options = [
+    Option<"functions", "functions", "std::string", /*default=*/"\"\"",
+           "Comma-separated function names (default: every public function)">
+  ];
+  let dependentDialects = ["::mlir::tessel::TesselDialect"];
+}
+
 def TesselApplyRulesPass : Pass<"tessel-apply-rules", "ModuleOp"> {
   let summary = "Turns logical axis names into shardings by a rules file";
   let description = [{

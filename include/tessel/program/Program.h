@@ -74,6 +74,7 @@ enum class Role : uint8_t {
   LearningRate, ///< peak learning rate (--lr)
   Apply,        ///< 1 on the last micro-step of an optimizer step, else 0
   GradScale,    ///< 1 / micro-steps per optimizer step
+  Seed,         ///< a random seed, new for every call (dropout)
   // Arguments and results: a result feeds the next call's argument of the
   // same role and name.
   Parameter,
@@ -181,7 +182,8 @@ std::vector<std::vector<int64_t>> groupRanks(const MeshInfo &mesh,
 struct Bindings {
   /// Per result: the argument it feeds on the next call.
   std::vector<std::optional<unsigned>> feeds;
-  std::optional<unsigned> step, learningRate, apply, gradScale, tokens, labels;
+  std::optional<unsigned> step, learningRate, apply, gradScale, seed, tokens,
+      labels;
   std::optional<unsigned> loss, gradNorm; ///< results
   std::vector<unsigned> metrics;          ///< results, in order
 };

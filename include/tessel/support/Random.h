@@ -51,7 +51,13 @@ void fillElement(HostTensor &t, int64_t k, const InitSpec &spec, uint64_t seed,
 void fillTensor(HostTensor &t, const InitSpec &spec, uint64_t seed,
                 uint64_t stream);
 
-/// The dropout keep test of `tessel.dropout_mask`.
+/// The value of a seed-role argument on call `call` (counted over every
+/// micro-step of the run) of a run seeded `runSeed`: a new 64-bit seed per
+/// call, the same when a run resumes.
+uint64_t callSeed(uint64_t runSeed, uint64_t call);
+
+/// The dropout keep test of `tessel.dropout_mask`: the top 24 bits of
+/// splitmix64(splitmix64(seed) + index), over 2^24, are at least `rate`.
 bool dropoutKeep(uint64_t seed, uint64_t index, double rate);
 
 } // namespace tessel

@@ -727,6 +727,20 @@ func.func @f(%s: tensor<2xi64>) {
   return
 }
 // -----
+// Tests: a dropout block has one offset per dimension.
+func.func @f(%s: tensor<i64>, %o: tensor<i64>) {
+  // expected-error@+1 {{'tessel.dropout_mask' op a block needs one offset and one global size per result dimension (the result has rank 2)}}
+  %0 = tessel.dropout_mask %s at [%o] of [8, 8], rate = 0.5 : (tensor<i64>, tensor<i64>) -> tensor<4x4xf32>
+  return
+}
+// -----
+// Tests: a dropout block fits in its global shape.
+func.func @f(%s: tensor<i64>, %o: tensor<i64>) {
+  // expected-error@+1 {{'tessel.dropout_mask' op block dimension 1 (8) is larger than its global size 4}}
+  %0 = tessel.dropout_mask %s at [%o, %o] of [8, 4], rate = 0.5 : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<4x8xf32>
+  return
+}
+// -----
 // Tests: cross-entropy's logits have rank at least 1.
 func.func @f(%l: tensor<f32>, %t: tensor<i32>) {
   // expected-error@+2 {{'tessel.softmax_cross_entropy' op logits must have rank at least 1 (the classes are the last dimension)}}

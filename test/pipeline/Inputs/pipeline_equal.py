@@ -45,6 +45,8 @@ p.add_argument("--mpi", default="")
 p.add_argument("--optimizer", default="",
                help="for every model instead of OPTIMIZERS (tolerances "
                "stay the model's)")
+p.add_argument("--model-flag", action="append", default=[],
+               help="another tessel-models flag (repeatable)")
 p.add_argument("configs", nargs="+")
 args = p.parse_args()
 
@@ -94,7 +96,7 @@ def metrics(text):
 def model(name, layers, mesh, strategy, out):
     cmd = [os.path.join(args.bin, "tessel-models"), name, "--layers", str(layers),
            "--hidden", "16", "--heads", "2", "--vocab", "32", "--seq", "8",
-           "--batch", str(args.batch), "-o", out]
+           "--batch", str(args.batch), "-o", out] + args.model_flag
     if mesh:
         cmd += ["--mesh", mesh]
     if strategy != "none":

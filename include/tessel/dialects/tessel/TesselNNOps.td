@@ -190,23 +190,47 @@ def Tessel_DropoutMaskOp : Tessel_Op<"dropout_mask", [Tessel_VjpOpInterface, Pur
   let summary = "A seeded, scaled dropout mask";
   let description = [{
     `result[i] = keep(seed, i) ? 1 / (1 - rate) : 0` where `i` is the
-    element's row-major linear index and `keep` is a counter-based hash
-    (SplitMix64 of `seed * 2^32 + i`; kept when its top 24 bits divided by
-    2^24 are at least `rate`). It depends only on the seed and the index, so
-    a sharded mask equals the slice of the unsharded one.
+    element's row-major linear index and `keep` is a counter-based hash:
+    kept when the top 24 bits of `splitmix64(splitmix64(seed) + i)`, divided
+    by 2^24, are at least `rate`. All 64 bits of the seed matter, and seeds
+    `s` and `s + 1` give unrelated masks (a model derives one seed per mask
+    by adding its number). The mask depends only on the seed and the index,
+    so a sharded mask equals the slice of the unsharded one.
+
+    With `at [offsets] of [global shape]` the result is the block of the
+    mask of shape `global shape` that starts at `offsets` (one 0-d integer
+    tensor per dimension): element `j` of the block has the linear index of
+    `offsets + j` in the global shape. The partitioner emits this form, so
+    each device computes only its own block.
 
     ```mlir
     %m = tessel.dropout_mask %seed, rate = 1.0e-01 : (tensor<i64>) -> tensor<4x16x64xf32>
+    %b = tessel.dropout_mask %seed at [%o0, %o1] of [8, 64], rate = 1.0e-01
+        : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<4x64xf32>
     ```
 
     Constraints:
-      * `0 <= rate < 1`.
+      * `0 <= rate < 1`;
+      * offsets and global shape both present, one per result dimension,
+        each result dimension at most its global size.
   }];
-  let arguments = (ins Tessel_ScalarIntTensor:$seed, F64Attr:$rate);
+  let arguments = (ins Tessel_ScalarIntTensor:$seed,
+                       Variadic<Tessel_ScalarIntTensor>:$offsets,
+                       OptionalAttr<DenseI64ArrayAttr>:$global_shape,
+                       F64Attr:$rate);
   let results = (outs Tessel_FloatTensor:$result);
   let assemblyFormat = [{
-    $seed `,` `rate` `=` $rate attr-dict `:` functional-type($seed, $result)
+    $seed (`at` ` ` `[` $offsets^ `]` `of` $global_shape)? `,` `rate` `=` $rate
+    attr-dict `:` functional-type(operands, $result)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$seed,
+                   "::llvm::APFloat":$rate), [{
+      build($_builder, $_state, result, seed, ::mlir::ValueRange{},
+            ::mlir::DenseI64ArrayAttr(),
+            $_builder.getFloatAttr($_builder.getF64Type(), rate));
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
