@@ -39,8 +39,12 @@ struct TesselInferenceModePass
       }
       funcs.push_back(f);
     }
+    // Collected first: removing a mask erases its users too.
+    SmallVector<DropoutMaskOp> masks;
     for (func::FuncOp f : funcs)
-      f.walk(removeDropout);
+      f.walk([&](DropoutMaskOp op) { masks.push_back(op); });
+    for (DropoutMaskOp op : masks)
+      removeDropout(op);
   }
 
   /// x * mask becomes x; other uses of the mask read ones.

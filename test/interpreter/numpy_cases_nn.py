@@ -1,6 +1,8 @@
 """numpy_check.py cases: neural-network ops, low and high precision, and
 single-rounding regressions."""
 
+import math
+
 import numpy as np
 
 from safetensors_io import BF16, bf16, bf16_exact
@@ -319,3 +321,54 @@ case("pad_value_saturates",
          np.array([2**63 - 1, 0], dtype=np.int64),
          np.array([True, False])])
 
+
+
+# --------------------------------------------------------------------------
+# Dropout masks: the hash computed independently, in Python integers
+# --------------------------------------------------------------------------
+
+M64 = (1 << 64) - 1
+
+
+def splitmix64(x):
+    x = (x + 0x9E3779B97F4A7C15) & M64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & M64
+    return x ^ (x >> 31)
+
+
+def dropout_ref(seed, shape, rate, offsets=None, global_shape=None):
+    """Element j is kept when the top 24 bits of splitmix64(splitmix64(seed)
+    + its global row-major index), over 2^24, are at least rate."""
+    key = splitmix64(int(seed) & M64)
+    threshold = math.ceil(rate * (1 << 24))
+    out = np.zeros(shape, dtype=np.float32)
+    offsets = offsets or [0] * len(shape)
+    global_shape = global_shape or list(shape)
+    for j in np.ndindex(*shape):
+        index = 0
+        for d, c in enumerate(j):
+            index = index * global_shape[d] + c + offsets[d]
+        bits = splitmix64((key + index) & M64) >> 40
+        out[j] = np.float32(1.0 / (1.0 - rate)) if bits >= threshold else 0.0
+    return out
+
+
+# A negative seed (all 64 bits are used) and a seed beyond 2^32.
+for name, seed in [("dropout_mask_seed", -7), ("dropout_mask_big_seed",
+                                               (1 << 40) + 3)]:
+    case(name, [np.array(seed, dtype=np.int64)],
+         ["%0 = tessel.dropout_mask %a0, rate = 2.5e-01 : "
+          "(tensor<i64>) -> tensor<8x16xf32>"],
+         [("%0", T((8, 16)))],
+         lambda s: dropout_ref(s, (8, 16), 0.25), tol={"F32": (0, 0)})
+# The block [4:8, 8:16] of an [8, 16] mask.
+case("dropout_mask_block", [np.array(11, dtype=np.int64),
+                            np.array(4, dtype=np.int64),
+                            np.array(8, dtype=np.int64)],
+     ["%0 = tessel.dropout_mask %a0 at [%a1, %a2] of [8, 16], rate = "
+      "5.0e-01 : (tensor<i64>, tensor<i64>, tensor<i64>) -> "
+      "tensor<4x8xf32>"],
+     [("%0", T((4, 8)))],
+     lambda s, o0, o1: dropout_ref(s, (4, 8), 0.5, [4, 8], [8, 16]),
+     tol={"F32": (0, 0)})
