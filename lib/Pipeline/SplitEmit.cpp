@@ -123,8 +123,8 @@ void RankEmitter::makeFunction() {
     argIndex[a] = inputs.size();
     inputs.push_back(t);
     DictionaryAttr attrs = rewriteAttrs(step.getArgAttrDict(a), data);
-    if (data) {
-      // The role a name gave a scalar stays with the batch of them.
+    if (data && tp::argumentRole(step, a) == tp::Role::Seed) {
+      // The role a name gave a scalar seed stays with the batch of them.
       NamedAttrList list(attrs);
       list.set(TesselDialect::kRuntimeRoleAttrName,
                b.getStringAttr(tp::roleName(tp::argumentRole(step, a))));

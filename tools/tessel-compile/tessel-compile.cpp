@@ -516,6 +516,12 @@ SmallVector<std::string> buildProgram(ModuleOp module, DefaultTimingManager &tm,
   }
   // Evaluations run without dropout (after the step is built from the
   // same forward, which keeps it).
+  for (StringRef name : llvm::split(evalFuncs.getValue(), ','))
+    if (!name.trim().empty() &&
+        !module.lookupSymbol<func::FuncOp>(name.trim())) {
+      failWith("--eval: " + inputFile + " has no function @" + name.trim());
+      return {};
+    }
   if (!evalFuncs.empty())
     pipeline += std::string(pipeline.empty() ? "" : ",") +
                 "tessel-inference-mode{functions=" + evalFuncs.getValue() + "}";

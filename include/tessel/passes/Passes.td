@@ -38,6 +38,22 @@ def TesselInferenceModePass : Pass<"tessel-inference-mode", "ModuleOp"> {
   let dependentDialects = ["::mlir::tessel::TesselDialect"];
 }
 
+def TesselLogitsPass : Pass<"tessel-logits", "ModuleOp"> {
+  let summary = "Adds a function returning a model's logits";
+  let description = [{
+    Clones `func` (a forward whose loss is one `tessel.softmax_cross_entropy`)
+    as `<func>_logits`, which returns that op's logits operand, named
+    `logits`, instead of the forward's results; what only the loss needed is
+    removed, and an argument nothing reads any more (the labels) stays.
+    `tessel-generate` samples text from it.
+  }];
+  let options = [
+    Option<"func", "func", "std::string", /*default=*/"\"forward\"",
+           "The forward function">
+  ];
+  let dependentDialects = ["::mlir::tessel::TesselDialect"];
+}
+
 def TesselApplyRulesPass : Pass<"tessel-apply-rules", "ModuleOp"> {
   let summary = "Turns logical axis names into shardings by a rules file";
   let description = [{

@@ -1008,7 +1008,7 @@ func.func @g(%a: tensor<2305843009213693952xf32>) {
 }
 // -----
 // Tests: tessel.runtime_role on an argument is an argument role.
-// expected-error@+1 {{'func.func' op 'tessel.runtime_role' on argument #0 must be one of "input", "tokens", "labels", "step", "learning_rate", "apply", "grad_scale", "parameter", "optimizer_state", "accumulator", "state", got "loss"}}
+// expected-error@+1 {{'func.func' op 'tessel.runtime_role' on argument #0 must be one of "input", "tokens", "labels", "step", "learning_rate", "apply", "grad_scale", "seed", "parameter", "optimizer_state", "accumulator", "state", got "loss"}}
 func.func @f(%w: tensor<4xf32> {tessel.runtime_role = "loss"}) {
   return
 }
