@@ -4,7 +4,6 @@
 #include "tessel/passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::tessel {
@@ -43,12 +42,19 @@ struct TesselLogitsPass
     }
     OpBuilder b(module.getContext());
     b.setInsertionPointAfter(forward);
-    IRMapping map;
-    auto clone = cast<func::FuncOp>(b.clone(*forward, map));
+    // The loss is found again in the clone by a mark.
+    StringRef mark = "tessel.logits_of";
+    losses.front()->setAttr(mark, b.getUnitAttr());
+    auto clone = cast<func::FuncOp>(b.clone(*forward));
+    losses.front()->removeAttr(mark);
     clone.setSymName(name);
     clone.setPublic();
-    returnLogits(clone, cast<SoftmaxCrossEntropyOp>(
-                            map.lookup(losses.front().getOperation())));
+    SoftmaxCrossEntropyOp loss;
+    clone.walk([&](SoftmaxCrossEntropyOp op) {
+      if (op->removeAttr(mark))
+        loss = op;
+    });
+    returnLogits(clone, loss);
   }
 
   /// Makes `f` return the logits of `loss` and removes what no longer
@@ -67,10 +73,12 @@ struct TesselLogitsPass
                              StringAttr::get(ctx, "logits"))})});
     // Dead code, last to first: an op goes when nothing reads its results
     // and it has no effects.
-    for (Operation &op : llvm::make_early_inc_range(
-             llvm::reverse(body.without_terminator())))
-      if (op.use_empty() && isMemoryEffectFree(&op))
-        op.erase();
+    for (Operation *op = body.getTerminator()->getPrevNode(); op;) {
+      Operation *prev = op->getPrevNode();
+      if (op->use_empty() && isMemoryEffectFree(op))
+        op->erase();
+      op = prev;
+    }
   }
 };
 } // namespace

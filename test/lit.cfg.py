@@ -30,6 +30,7 @@ tools = [
     "tessel-compile",
     "tessel-run",
     "tessel-tokenize",
+    "tessel-generate",
     "tessel-comm-check",
     ToolSubst("tessel-cuda-info", unresolved="ignore"),
 ]

@@ -25,6 +25,7 @@ HOMES = {
     "tessel-models": [("docs/models.md", None)],
     "tessel-run": [("docs/running.md", "Ranks: threads or MPI")],
     "tessel-tokenize": [("docs/running.md", "Data: `tessel-tokenize`")],
+    "tessel-generate": [("docs/running.md", "Sampling: `tessel-generate`")],
     "program": [("docs/running.md", "The compiled program"),
                 ("docs/running.md", "Checkpoints"), ("docs/running.md", "Traces")],
 }

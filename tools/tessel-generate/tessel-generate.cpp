@@ -184,13 +184,19 @@ llvm::Error Sampler::bind(func::FuncOp f, const NamedTensors &given,
   func = f;
   std::optional<unsigned> tokens;
   std::vector<std::string> missing;
+  // The weights the function reads (a checkpoint also holds optimizer
+  // state).
+  NamedTensors used;
   for (unsigned a = 0; a < f.getNumArguments(); ++a) {
     tp::Role role = tp::argumentRole(f, a);
     if (role == tp::Role::Tokens)
       tokens = a;
     auto type = cast<RankedTensorType>(f.getArgumentTypes()[a]);
-    if (role == tp::Role::Input && isa<FloatType>(type.getElementType()) &&
-        !given.find(tp::argName(f, a)))
+    if (role != tp::Role::Input || !isa<FloatType>(type.getElementType()))
+      continue;
+    if (const HostTensor *t = given.find(tp::argName(f, a)))
+      used.tensors.emplace_back(tp::argName(f, a), *t);
+    else
       missing.push_back(tp::argName(f, a));
   }
   if (!missing.empty())
@@ -206,7 +212,7 @@ llvm::Error Sampler::bind(func::FuncOp f, const NamedTensors &given,
   seq = logits.getDimSize(1);
   vocab = logits.getDimSize(2);
   llvm::Expected<std::vector<HostTensor>> made =
-      interp::makeInputs(f, seed, &given, file);
+      interp::makeInputs(f, seed, &used, file);
   if (!made)
     return made.takeError();
   inputs = std::move(*made);
@@ -253,9 +259,9 @@ static void printSample(const std::vector<int64_t> &row, int64_t vocab) {
 
 static int generate(ModuleOp module) {
   PassManager pm(module.getContext());
-  std::string pipeline = "builtin.module(tessel-strip-shardings,"
-                         "tessel-inference-mode{functions=" +
-                         funcName + "},tessel-logits{func=" + funcName + "})";
+  std::string pipeline = "tessel-strip-shardings,tessel-inference-mode{"
+                         "functions=" +
+                         funcName + "},tessel-logits{func=" + funcName + "}";
   if (failed(parsePassPipeline(pipeline, pm)) || failed(pm.run(module)))
     return 1;
   auto f = module.lookupSymbol<func::FuncOp>(funcName + "_logits");
