@@ -9,7 +9,9 @@
 #     parallelism x data parallelism): AdamW training step, sharding
 #     propagation, SPMD partitioning, lowering to native code with OpenBLAS;
 #  4. train it with tessel-run as 4 ranks (threads) for 1000 steps on the
-#     text, checkpointing every 250 steps, and check the loss fell.
+#     text, checkpointing every 250 steps, and check the loss fell;
+#  5. show what it learned: tessel-generate continues a prompt from the
+#     last checkpoint (two samples).
 # Set TESSEL_MAIN_STEPS to train for another number of steps, and
 # TESSEL_MAIN_MPI=1 to run the ranks as MPI processes.
 set -euo pipefail
@@ -59,3 +61,13 @@ awk '/^step [0-9]+: loss/ { sub(",", "", $4); loss[n++] = $4 }
        if (last > 0.75 * loss[0]) { print "error: the loss did not fall"; exit 1 }
      }' "$WORK/train.txt"
 echo "checkpoints (safetensors, Hugging Face names, global shapes): $WORK/ckpt"
+
+echo
+echo "== 5. what it learned: two samples continuing a prompt (tessel-generate,"
+echo "==    the last checkpoint, temperature 0.8, top-k 40)"
+# The same model with a batch of 2 (the parameters do not depend on the
+# batch): each row is one sample.
+"$BIN/tessel-models" gpt --layers 4 --hidden 128 --heads 4 --vocab 256 \
+  --seq 64 --batch 2 -o "$WORK/gpt-sample.mlir"
+"$BIN/tessel-generate" "$WORK/gpt-sample.mlir" --weights "$WORK/ckpt" \
+  --prompt "And God said" --tokens 150 --samples 2 --seed 1
