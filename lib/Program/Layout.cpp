@@ -69,6 +69,25 @@ void program::placeBlock(const uint8_t *local, const TensorInfo &info,
   });
 }
 
+void program::placeBlockBytes(const uint8_t *local, const TensorInfo &info,
+                              const MeshShape &mesh, int64_t device,
+                              uint8_t *global) {
+  int64_t width = byteSize(info.dtype);
+  forEachBlockElement(info, mesh, device, [&](int64_t k, int64_t g) {
+    if (g >= 0)
+      std::memcpy(global + g * width, local + k * width, width);
+  });
+}
+
+std::vector<int64_t> program::blockCoordinates(const TensorInfo &info,
+                                               const MeshShape &mesh,
+                                               int64_t device) {
+  std::vector<int64_t> coords;
+  for (const std::vector<std::string> &axes : info.dims)
+    coords.push_back(mesh.groupIndex(device, axes));
+  return coords;
+}
+
 void program::fillBlock(const TensorInfo &info, const InitSpec &spec,
                         uint64_t seed, uint64_t stream, const MeshShape &mesh,
                         int64_t device, uint8_t *local) {

@@ -11,6 +11,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
+#include <tuple>
 
 using namespace tessel;
 
@@ -195,23 +196,29 @@ llvm::Expected<NamedTensors> tessel::readSafeTensors(llvm::StringRef path) {
   return parseSafeTensors((*buffer)->getBuffer(), path);
 }
 
-std::string tessel::serializeSafeTensors(const NamedTensors &tensors) {
+/// The 8-byte size, the JSON header and the data section (zeroed) of a file
+/// holding tensors of these names, dtypes and shapes; `dataStart` is where
+/// the data section begins.
+static std::string
+layoutSafeTensors(llvm::ArrayRef<std::tuple<llvm::StringRef, DType, Shape>> list,
+                  const std::map<std::string, std::string> &metadata,
+                  size_t &dataStart) {
   llvm::json::Object header;
   uint64_t offset = 0;
-  for (const auto &[name, t] : tensors.tensors) {
-    uint64_t bytes = t.size() * byteSize(t.dtype);
-    llvm::json::Array shape;
-    for (int64_t d : t.shape)
-      shape.push_back(d);
+  for (const auto &[name, dtype, shape] : list) {
+    uint64_t bytes = numElements(shape) * byteSize(dtype);
+    llvm::json::Array dims;
+    for (int64_t d : shape)
+      dims.push_back(d);
     header[name] = llvm::json::Object{
-        {"dtype", safetensorsName(t.dtype)},
-        {"shape", std::move(shape)},
+        {"dtype", safetensorsName(dtype)},
+        {"shape", std::move(dims)},
         {"data_offsets", llvm::json::Array{offset, offset + bytes}}};
     offset += bytes;
   }
-  if (!tensors.metadata.empty()) {
+  if (!metadata.empty()) {
     llvm::json::Object meta;
-    for (const auto &[k, v] : tensors.metadata)
+    for (const auto &[k, v] : metadata)
       meta[k] = v;
     header["__metadata__"] = std::move(meta);
   }
@@ -225,8 +232,17 @@ std::string tessel::serializeSafeTensors(const NamedTensors &tensors) {
   uint64_t headerSize = headerText.size();
   std::memcpy(out.data(), &headerSize, 8);
   out += headerText;
-  size_t dataStart = out.size();
+  dataStart = out.size();
   out.resize(dataStart + offset);
+  return out;
+}
+
+std::string tessel::serializeSafeTensors(const NamedTensors &tensors) {
+  std::vector<std::tuple<llvm::StringRef, DType, Shape>> list;
+  for (const auto &[name, t] : tensors.tensors)
+    list.emplace_back(name, t.dtype, t.shape);
+  size_t dataStart;
+  std::string out = layoutSafeTensors(list, tensors.metadata, dataStart);
   uint8_t *dst = reinterpret_cast<uint8_t *>(out.data()) + dataStart;
   for (const auto &[name, t] : tensors.tensors) {
     int64_t bytesPer = byteSize(t.dtype);
@@ -236,6 +252,23 @@ std::string tessel::serializeSafeTensors(const NamedTensors &tensors) {
     dst += t.size() * bytesPer;
   }
   return out;
+}
+
+llvm::Error tessel::writeSafeTensors(llvm::StringRef path,
+                                     llvm::ArrayRef<RawTensor> tensors) {
+  std::vector<std::tuple<llvm::StringRef, DType, Shape>> list;
+  for (const RawTensor &t : tensors)
+    list.emplace_back(t.name, t.dtype, t.shape);
+  size_t dataStart;
+  std::string out = layoutSafeTensors(list, {}, dataStart);
+  char *dst = out.data() + dataStart;
+  for (const RawTensor &t : tensors) {
+    size_t bytes = numElements(t.shape) * byteSize(t.dtype);
+    if (bytes)
+      std::memcpy(dst, t.data, bytes);
+    dst += bytes;
+  }
+  return writeFileAtomically(path, out);
 }
 
 llvm::Error tessel::writeFileAtomically(llvm::StringRef path,

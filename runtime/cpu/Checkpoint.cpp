@@ -11,6 +11,7 @@
 #include "llvm/Support/Path.h"
 
 #include <cerrno>
+#include <set>
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
@@ -30,34 +31,46 @@ static std::string join(llvm::StringRef a, llvm::StringRef b) {
   return p.str().str();
 }
 
-llvm::Error rt::writeCheckpoint(llvm::StringRef dir, int64_t step,
-                                const NamedTensors &tensors,
-                                llvm::StringRef programJson) {
+static std::string stepName(int64_t step) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "step_%08lld", (long long)step);
+  return name;
+}
+
+std::string rt::shardFileName(int64_t k, int64_t n) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "model-%05lld-of-%05lld.safetensors",
+                (long long)k + 1, (long long)n);
+  return name;
+}
+
+std::string rt::checkpointTempDir(llvm::StringRef dir, int64_t step,
+                                  llvm::StringRef tag) {
+  // The temporary is this run's own, should another run write the
+  // directory despite its lock (a shared filesystem without flock).
+  return join(dir, ".tmp-" + stepName(step) + "." + tag.str());
+}
+
+llvm::Error rt::beginCheckpoint(llvm::StringRef dir, llvm::StringRef temp) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return fail("cannot create checkpoint directory " + dir + ": " +
                 ec.message());
-  char name[32];
-  std::snprintf(name, sizeof(name), "step_%08lld", (long long)step);
-  // The temporary is this process's own, should another process write the
-  // directory despite its lock (a shared filesystem without flock).
-  std::string final = join(dir, name),
-              temp = join(dir, std::string(".tmp-") + name + "." +
-                                   std::to_string(::getpid()));
   llvm::sys::fs::remove_directories(temp);
   if (std::error_code ec = llvm::sys::fs::create_directories(temp))
     return fail("cannot create " + temp + ": " + ec.message());
-  if (llvm::Error err =
-          writeSafeTensors(join(temp, "model.safetensors"), tensors))
-    return err;
-  llvm::json::Object weightMap;
-  int64_t total = 0;
-  for (const auto &[tensorName, t] : tensors.tensors) {
-    weightMap[tensorName] = "model.safetensors";
-    total += t.size() * byteSize(t.dtype);
-  }
+  return llvm::Error::success();
+}
+
+llvm::Error
+rt::finishCheckpoint(llvm::StringRef dir, int64_t step, llvm::StringRef temp,
+                     const std::map<std::string, std::string> &weightMap,
+                     int64_t totalBytes, llvm::StringRef programJson) {
+  llvm::json::Object map;
+  for (const auto &[tensor, file] : weightMap)
+    map[tensor] = file;
   llvm::json::Value index = llvm::json::Object{
-      {"metadata", llvm::json::Object{{"total_size", total}}},
-      {"weight_map", std::move(weightMap)}};
+      {"metadata", llvm::json::Object{{"total_size", totalBytes}}},
+      {"weight_map", std::move(map)}};
   std::string text;
   llvm::raw_string_ostream(text) << llvm::formatv("{0:2}", index);
   if (llvm::Error err =
@@ -75,10 +88,71 @@ llvm::Error rt::writeCheckpoint(llvm::StringRef dir, int64_t step,
           writeFileAtomically(join(temp, "trainer_state.json"), text))
     return err;
   // Replace an older copy of the same step, then point `latest` at it.
+  std::string name = stepName(step), final = join(dir, name);
   llvm::sys::fs::remove_directories(final);
   if (std::error_code ec = llvm::sys::fs::rename(temp, final))
     return fail("cannot move " + temp + " to " + final + ": " + ec.message());
-  return writeFileAtomically(join(dir, "latest"), std::string(name) + "\n");
+  return writeFileAtomically(join(dir, "latest"), name + "\n");
+}
+
+llvm::Error rt::writeCheckpoint(llvm::StringRef dir, int64_t step,
+                                const NamedTensors &tensors,
+                                llvm::StringRef programJson) {
+  std::string temp =
+      checkpointTempDir(dir, step, std::to_string(::getpid()));
+  if (llvm::Error err = beginCheckpoint(dir, temp))
+    return err;
+  if (llvm::Error err =
+          writeSafeTensors(join(temp, "model.safetensors"), tensors))
+    return err;
+  std::map<std::string, std::string> weightMap;
+  int64_t total = 0;
+  for (const auto &[tensorName, t] : tensors.tensors) {
+    weightMap[tensorName] = "model.safetensors";
+    total += t.size() * byteSize(t.dtype);
+  }
+  return finishCheckpoint(dir, step, temp, weightMap, total, programJson);
+}
+
+const SafeTensorsIndex::Entry *
+Checkpoint::find(llvm::StringRef name, const MappedSafeTensors *&file) const {
+  for (const auto &f : files)
+    if (const SafeTensorsIndex::Entry *e = f->index.find(name)) {
+      file = f.get();
+      return e;
+    }
+  return nullptr;
+}
+
+/// The files of step directory `stepDir`: those its index names, or its
+/// model.safetensors.
+static llvm::Expected<std::vector<std::string>>
+checkpointFiles(llvm::StringRef stepDir) {
+  std::string indexPath = join(stepDir, "model.safetensors.index.json");
+  auto text = llvm::MemoryBuffer::getFile(indexPath);
+  if (!text)
+    return std::vector<std::string>{join(stepDir, "model.safetensors")};
+  llvm::Expected<llvm::json::Value> index =
+      ::tessel::parseJson((*text)->getBuffer());
+  if (!index)
+    return fail(indexPath + ": " + llvm::toString(index.takeError()));
+  const llvm::json::Object *o = index->getAsObject();
+  const llvm::json::Object *map = o ? o->getObject("weight_map") : nullptr;
+  if (!map)
+    return fail(indexPath + ": no \"weight_map\" object");
+  std::set<std::string> names;
+  for (const auto &[tensor, file] : *map) {
+    std::optional<llvm::StringRef> f = file.getAsString();
+    if (!f || f->empty() || f->contains('/') || f->contains('\\') ||
+        *f == "." || *f == "..")
+      return fail(indexPath + ": tensor '" + tensor.str() +
+                  "' names no file in this directory");
+    names.insert(f->str());
+  }
+  std::vector<std::string> files;
+  for (const std::string &f : names)
+    files.push_back(join(stepDir, f));
+  return files;
 }
 
 llvm::Expected<Checkpoint> rt::readLatestCheckpoint(llvm::StringRef dir) {
@@ -102,13 +176,17 @@ llvm::Expected<Checkpoint> rt::readLatestCheckpoint(llvm::StringRef dir) {
     step = o->getInteger("step");
   if (!step || *step < 0)
     return fail(statePath + ": no \"step\"");
-  llvm::Expected<MappedSafeTensors> file =
-      MappedSafeTensors::open(join(stepDir, "model.safetensors"));
-  if (!file)
-    return file.takeError();
+  llvm::Expected<std::vector<std::string>> paths = checkpointFiles(stepDir);
+  if (!paths)
+    return paths.takeError();
   Checkpoint c;
   c.step = *step;
-  c.file = std::move(*file);
+  for (const std::string &path : *paths) {
+    llvm::Expected<MappedSafeTensors> file = MappedSafeTensors::open(path);
+    if (!file)
+      return file.takeError();
+    c.files.push_back(std::make_unique<MappedSafeTensors>(std::move(*file)));
+  }
   return c;
 }
 

@@ -450,27 +450,6 @@ Report reportedValues(Rank &rank, double loss) {
   return report;
 }
 
-void saveCheckpoint(Run &run, Communicator &comm, int64_t stepsDone) {
-  if (comm.rank() == 0) {
-    // Tests: a slow disk (TESSEL_TEST_CHECKPOINT_DELAY_S seconds more).
-    if (const char *delay = std::getenv("TESSEL_TEST_CHECKPOINT_DELAY_S"))
-      std::this_thread::sleep_for(std::chrono::seconds(std::atoi(delay)));
-    NamedTensors out;
-    std::set<std::string> saved; // a tensor two stages hold: the first's
-    for (auto [k, e] : llvm::enumerate(run.entries))
-      for (auto [r, info] : llvm::enumerate(e.entry->results))
-        if (e.roles.feeds[r] && saved.insert(info.name).second)
-          out.tensors.emplace_back(info.name, run.final[k][r]);
-    if (llvm::Error err =
-            writeCheckpoint(run.options.ckptDir, stepsDone, out, run.json))
-      comm.fail(llvm::toString(std::move(err)));
-    llvm::outs() << "checkpoint: " << run.options.ckptDir << " after step "
-                 << stepsDone - 1 << "\n";
-    llvm::outs().flush();
-  }
-  comm.barrier();
-}
-
 void printHeader(const Run &run, const Communicator &comm) {
   for (const EntryRun &e : run.entries) {
     const MeshShape &mesh = e.mesh->shape;
@@ -630,10 +609,10 @@ void stepLoop(Rank &rank) {
     // --ckpt-timeout, not --timeout: a slow disk is not a stuck rank.
     std::chrono::seconds limit = rank.comm.setWaitLimit(
         std::chrono::seconds(save ? o.ckptTimeout : o.timeout));
-    if (save || (lastStep && !o.saveFile.empty()))
+    if (lastStep && !o.saveFile.empty())
       gatherResults(rank, local);
     if (save)
-      saveCheckpoint(run, rank.comm, k + 1);
+      saveCheckpoint(run, rank.comm, rank.entry, local, k + 1);
     rank.comm.setWaitLimit(limit);
   }
   if (rank.comm.rank() == 0 && stats.steps > 0)

@@ -18,6 +18,7 @@
 
 #include "RankContext.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -116,6 +117,14 @@ llvm::Error prepareRun(Run &run, llvm::ArrayRef<void (*)(void **)> functions);
 
 /// Runs the steps on one rank.
 int runRank(Run &run, Communicator &comm);
+
+/// Writes the checkpoint after `stepsDone` steps, every rank together
+/// (SaveCheckpoint.cpp): each carried tensor is assembled and written by
+/// one owner rank into its shard file. `mine` is this rank's entry and
+/// `local(r)` its block of that entry's result r.
+void saveCheckpoint(Run &run, Communicator &comm, const EntryRun &mine,
+                    llvm::function_ref<const uint8_t *(size_t)> local,
+                    int64_t stepsDone);
 
 } // namespace tessel::rt
 

@@ -11,6 +11,7 @@
 #include "tessel/support/Random.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Path.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace tessel;
@@ -254,22 +255,25 @@ llvm::Error bindBatchSize(Run &run) {
   return llvm::Error::success();
 }
 
-/// Carried arguments of `e` from the checkpoint `file`.
-llvm::Error bindCarried(const MappedSafeTensors &file, EntryRun &e) {
+/// Carried arguments of `e` from the checkpoint `c` (whose step is in
+/// `where`).
+llvm::Error bindCarried(const Checkpoint &c, llvm::StringRef where,
+                        EntryRun &e) {
   for (std::optional<unsigned> a : e.roles.feeds) {
     if (!a)
       continue;
     const TensorInfo &info = e.entry->arguments[*a];
-    const SafeTensorsIndex::Entry *stored = file.index.find(info.name);
+    const MappedSafeTensors *file = nullptr;
+    const SafeTensorsIndex::Entry *stored = c.find(info.name, file);
     if (!stored && info.role == Role::Accumulator)
       continue; // a running gradient sum starts at zero
     if (!stored)
-      return fail(file.path + ": tensor '" + info.name +
+      return fail(where + ": tensor '" + info.name +
                   "' is missing; this program needs it to resume (was the " +
                   "checkpoint written with another model or optimizer?)");
-    if (llvm::Error err = checkStored(file.path, *stored, info))
+    if (llvm::Error err = checkStored(file->path, *stored, info))
       return err;
-    e.sources[*a].mapped = file.bytesOf(*stored);
+    e.sources[*a].mapped = file->bytesOf(*stored);
   }
   return llvm::Error::success();
 }
@@ -284,18 +288,20 @@ llvm::Error bindCheckpoint(Run &run) {
   llvm::Expected<Checkpoint> c = readLatestCheckpoint(o.ckptDir);
   if (!c)
     return c.takeError();
-  run.files.push_back(std::make_unique<MappedSafeTensors>(std::move(c->file)));
-  const MappedSafeTensors &file = *run.files.back();
+  std::string where =
+      llvm::sys::path::parent_path(c->files.front()->path).str();
   for (EntryRun &e : run.entries)
-    if (llvm::Error err = bindCarried(file, e))
+    if (llvm::Error err = bindCarried(*c, where, e))
       return err;
+  for (auto &file : c->files) // mapped for the whole run
+    run.files.push_back(std::move(file));
   run.firstStep = c->step;
   if (run.firstStep >= o.steps)
-    return fail(file.path + " is after step " + llvm::Twine(run.firstStep) +
+    return fail(where + " is after step " + llvm::Twine(run.firstStep) +
                 "; give --steps above it (--steps counts all steps, resumed " +
                 "ones included)");
-  llvm::outs() << "resuming from " << file.path << " at step "
-               << run.firstStep << "\n";
+  llvm::outs() << "resuming from " << where << " at step " << run.firstStep
+               << "\n";
   return llvm::Error::success();
 }
 

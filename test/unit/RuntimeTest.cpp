@@ -82,9 +82,10 @@ TEST(Checkpoint, WritesAtomicallyAndReadsTheLatest) {
   llvm::Expected<Checkpoint> c = readLatestCheckpoint(dir);
   ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
   EXPECT_EQ(c->step, 6);
-  const SafeTensorsIndex::Entry *e = c->file.index.find("x");
+  const MappedSafeTensors *file = nullptr;
+  const SafeTensorsIndex::Entry *e = c->find("x", file);
   ASSERT_NE(e, nullptr);
-  const float *x8 = reinterpret_cast<const float *>(c->file.bytesOf(*e));
+  const float *x8 = reinterpret_cast<const float *>(file->bytesOf(*e));
   EXPECT_EQ(x8[0], 7.0f);
   EXPECT_EQ(x8[1], 8.0f);
   // No temporary directories or files are left behind.
@@ -94,6 +95,41 @@ TEST(Checkpoint, WritesAtomicallyAndReadsTheLatest) {
     EXPECT_EQ(llvm::sys::path::filename(it->path()).find(".tmp"),
               llvm::StringRef::npos)
         << it->path();
+  llvm::sys::fs::remove_directories(dir);
+}
+
+TEST(Checkpoint, ReadsTheShardsItsIndexNames) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("tessel-ckpt", dir));
+  std::string temp = checkpointTempDir(dir, 4, "test");
+  ASSERT_FALSE(bool(beginCheckpoint(dir, temp)));
+  float a[2] = {1, 2}, b[3] = {3, 4, 5};
+  RawTensor ta{"a", DType::F32, {2}, reinterpret_cast<uint8_t *>(a)};
+  RawTensor tb{"b", DType::F32, {3}, reinterpret_cast<uint8_t *>(b)};
+  EXPECT_EQ(shardFileName(0, 2), "model-00001-of-00002.safetensors");
+  ASSERT_FALSE(bool(writeSafeTensors(temp + "/" + shardFileName(0, 2), {ta})));
+  ASSERT_FALSE(bool(writeSafeTensors(temp + "/" + shardFileName(1, 2), {tb})));
+  ASSERT_FALSE(bool(finishCheckpoint(
+      dir, 4, temp,
+      {{"a", shardFileName(0, 2)}, {"b", shardFileName(1, 2)}}, 20, "{}")));
+  llvm::Expected<Checkpoint> c = readLatestCheckpoint(dir);
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  EXPECT_EQ(c->step, 4);
+  EXPECT_EQ(c->files.size(), 2u);
+  const MappedSafeTensors *file = nullptr;
+  const SafeTensorsIndex::Entry *e = c->find("b", file);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(llvm::sys::path::filename(file->path), shardFileName(1, 2));
+  EXPECT_EQ(reinterpret_cast<const float *>(file->bytesOf(*e))[2], 5.0f);
+  EXPECT_EQ(c->find("c", file), nullptr);
+  // An index naming a file outside the step's directory is refused.
+  std::string index = (dir + "/step_00000004/model.safetensors.index.json").str();
+  ASSERT_FALSE(bool(writeFileAtomically(
+      index, R"({"weight_map": {"a": "../../etc/passwd"}})")));
+  llvm::Expected<Checkpoint> bad = readLatestCheckpoint(dir);
+  ASSERT_FALSE(bool(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("names no file in this directory"),
+            std::string::npos);
   llvm::sys::fs::remove_directories(dir);
 }
 

@@ -19,6 +19,7 @@
 #include "tessel/interpreter/Interpreter.h"
 #include "tessel/passes/Passes.h"
 #include "tessel/program/Describe.h"
+#include "tessel/support/Json.h"
 #include "tessel/support/Random.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,12 +30,14 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <set>
 #include <cmath>
 
 using namespace mlir;
@@ -95,22 +98,54 @@ static llvm::Error fail(const llvm::Twine &message) {
                                  message.str());
 }
 
-/// The safetensors file `path` names: a file, a step directory's
-/// model.safetensors, or the step a checkpoint directory's `latest` names.
-static llvm::Expected<std::string> weightsFile(llvm::StringRef path) {
+/// The tensors `path` names: a safetensors file, or a checkpoint step's
+/// shards (those its index names, or its model.safetensors), the step
+/// being `path` or the one a checkpoint directory's `latest` names.
+static llvm::Expected<NamedTensors> loadWeights(llvm::StringRef path) {
   if (!llvm::sys::fs::is_directory(path))
-    return path.str();
-  llvm::SmallString<256> latest(path);
+    return readSafeTensors(path);
+  llvm::SmallString<256> dir(path), latest(path);
   llvm::sys::path::append(latest, "latest");
-  llvm::SmallString<256> dir(path);
   if (auto buffer = llvm::MemoryBuffer::getFile(latest))
     llvm::sys::path::append(dir, (*buffer)->getBuffer().trim());
-  llvm::sys::path::append(dir, "model.safetensors");
-  if (!llvm::sys::fs::exists(dir))
-    return fail("--weights " + path + ": no " + dir +
+  llvm::SmallString<256> indexPath(dir), single(dir);
+  llvm::sys::path::append(indexPath, "model.safetensors.index.json");
+  llvm::sys::path::append(single, "model.safetensors");
+  std::set<std::string> files;
+  if (auto text = llvm::MemoryBuffer::getFile(indexPath)) {
+    llvm::Expected<llvm::json::Value> index =
+        ::tessel::parseJson((*text)->getBuffer());
+    if (!index)
+      return fail(indexPath + ": " + llvm::toString(index.takeError()));
+    const llvm::json::Object *o = index->getAsObject();
+    const llvm::json::Object *map = o ? o->getObject("weight_map") : nullptr;
+    if (!map)
+      return fail(indexPath + ": no \"weight_map\" object");
+    for (const auto &[tensor, file] : *map) {
+      std::optional<llvm::StringRef> f = file.getAsString();
+      if (!f || f->empty() || f->contains('/') || *f == "..")
+        return fail(indexPath + ": tensor '" + tensor.str() +
+                    "' names no file in this directory");
+      llvm::SmallString<256> shard(dir);
+      llvm::sys::path::append(shard, *f);
+      files.insert(std::string(shard));
+    }
+  } else if (llvm::sys::fs::exists(single)) {
+    files.insert(std::string(single));
+  } else {
+    return fail("--weights " + path + ": no checkpoint in " + dir +
                 " (give a checkpoint directory, a step's directory or a "
                 "safetensors file)");
-  return std::string(dir);
+  }
+  NamedTensors all;
+  for (const std::string &file : files) {
+    llvm::Expected<NamedTensors> part = readSafeTensors(file);
+    if (!part)
+      return part.takeError();
+    for (auto &t : part->tensors)
+      all.tensors.push_back(std::move(t));
+  }
+  return all;
 }
 
 /// The prompt's tokens, each below `vocab`.
@@ -265,14 +300,11 @@ static int generate(ModuleOp module) {
   if (failed(parsePassPipeline(pipeline, pm)) || failed(pm.run(module)))
     return 1;
   auto f = module.lookupSymbol<func::FuncOp>(funcName + "_logits");
-  llvm::Expected<std::string> file = weightsFile(weights);
-  if (!file)
-    return failWith(llvm::toString(file.takeError()));
-  llvm::Expected<NamedTensors> given = readSafeTensors(*file);
+  llvm::Expected<NamedTensors> given = loadWeights(weights);
   if (!given)
     return failWith(llvm::toString(given.takeError()));
   Sampler s;
-  if (llvm::Error err = s.bind(f, *given, *file))
+  if (llvm::Error err = s.bind(f, *given, weights))
     return failWith(llvm::toString(std::move(err)));
   if (numSamples < 1 || numSamples > s.batch)
     return failWith("--samples " + llvm::Twine(numSamples) +

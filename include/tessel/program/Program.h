@@ -207,6 +207,13 @@ void fillBlock(const TensorInfo &info, const InitSpec &spec, uint64_t seed,
 /// Writes `device`'s block `local` into `global` (skipping padding).
 void placeBlock(const uint8_t *local, const TensorInfo &info,
                 const MeshShape &mesh, int64_t device, HostTensor &global);
+/// The same into the raw bytes of the global tensor (same dtype as `info`).
+void placeBlockBytes(const uint8_t *local, const TensorInfo &info,
+                     const MeshShape &mesh, int64_t device, uint8_t *global);
+/// `device`'s block coordinates: per dimension, its index over the
+/// dimension's axes (devices with equal coordinates hold the same block).
+std::vector<int64_t> blockCoordinates(const TensorInfo &info,
+                                      const MeshShape &mesh, int64_t device);
 
 } // namespace tessel::program
 

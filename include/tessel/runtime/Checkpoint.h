@@ -2,7 +2,9 @@
 //
 // A checkpoint directory holds one sub-directory per saved step:
 //
-//   DIR/step_00000100/model.safetensors             global tensors, by name
+//   DIR/step_00000100/model-00001-of-00004.safetensors  global tensors, by
+//   ...                                                  name, one shard per
+//   DIR/step_00000100/model-00004-of-00004.safetensors  writing rank
 //   DIR/step_00000100/model.safetensors.index.json  Hugging Face index
 //   DIR/step_00000100/trainer_state.json            {"step": 100, ...}
 //   DIR/latest                                       "step_00000100"
@@ -21,16 +23,41 @@
 
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <memory>
 
 namespace tessel::rt {
 
 struct Checkpoint {
-  int64_t step = 0;       ///< steps completed
-  MappedSafeTensors file; ///< model.safetensors, mapped
+  int64_t step = 0; ///< steps completed
+  /// The step's files, mapped: the shards its index names (or the one
+  /// model.safetensors of a step without an index).
+  std::vector<std::unique_ptr<MappedSafeTensors>> files;
+  /// Where tensor `name` is (its file in `file`), or null.
+  const SafeTensorsIndex::Entry *find(llvm::StringRef name,
+                                      const MappedSafeTensors *&file) const;
 };
 
-/// Writes `tensors` as the checkpoint after `step` steps.
+/// Shard `k` (from 0) of `n`: "model-00001-of-00004.safetensors", as
+/// Hugging Face names them.
+std::string shardFileName(int64_t k, int64_t n);
+/// Where the step after `step` steps is assembled before
+/// finishCheckpoint moves it into place: DIR/.tmp-step_N.TAG (`tag` is the
+/// writing run's, as its rank 0's process id).
+std::string checkpointTempDir(llvm::StringRef dir, int64_t step,
+                              llvm::StringRef tag);
+/// Creates `temp` afresh (removing what an earlier try left): call once,
+/// before any shard is written into it.
+llvm::Error beginCheckpoint(llvm::StringRef dir, llvm::StringRef temp);
+/// Completes the step: writes the index (`weightMap`: each tensor's shard
+/// file; `totalBytes`), trainer_state.json, moves `temp` to DIR/step_N and
+/// points `latest` at it.
+llvm::Error finishCheckpoint(llvm::StringRef dir, int64_t step,
+                             llvm::StringRef temp,
+                             const std::map<std::string, std::string> &weightMap,
+                             int64_t totalBytes, llvm::StringRef programJson);
+
+/// Writes `tensors` as the checkpoint after `step` steps, in one file.
 llvm::Error writeCheckpoint(llvm::StringRef dir, int64_t step,
                             const NamedTensors &tensors,
                             llvm::StringRef programJson);

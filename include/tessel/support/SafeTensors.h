@@ -71,6 +71,17 @@ llvm::Expected<NamedTensors> readSafeTensors(llvm::StringRef path);
 std::string serializeSafeTensors(const NamedTensors &tensors);
 /// Writes atomically: the file either keeps its old contents or has the new.
 llvm::Error writeSafeTensors(llvm::StringRef path, const NamedTensors &tensors);
+
+/// A tensor's raw little-endian bytes, for writing without a HostTensor.
+struct RawTensor {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  const uint8_t *data;
+};
+/// Writes `tensors` as a safetensors file (atomically).
+llvm::Error writeSafeTensors(llvm::StringRef path,
+                             llvm::ArrayRef<RawTensor> tensors);
 /// Writes `bytes` to a temporary file beside `path`, then renames it over
 /// `path`: readers see the old file or the new one, never a part.
 llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef bytes);
