@@ -187,6 +187,69 @@ MappedSafeTensors::open(llvm::StringRef path) {
   m.index = std::move(*index);
   return m;
 }
+llvm::Expected<MappedSafeTensors>
+MappedSafeTensors::openSharded(llvm::StringRef indexPath) {
+  auto text = llvm::MemoryBuffer::getFile(indexPath);
+  if (!text)
+    return fail(indexPath, "cannot read: {0}", text.getError().message());
+  llvm::Expected<llvm::json::Value> json = parseJson((*text)->getBuffer());
+  if (!json)
+    return fail(indexPath, "{0}", llvm::toString(json.takeError()));
+  const llvm::json::Object *o = json->getAsObject();
+  const llvm::json::Object *map = o ? o->getObject("weight_map") : nullptr;
+  if (!map)
+    return fail(indexPath, "no \"weight_map\" object");
+  // Each shard once, in name order; which tensor it must hold.
+  std::map<std::string, std::vector<std::string>> shards;
+  for (const auto &[tensor, file] : *map) {
+    std::optional<llvm::StringRef> f = file.getAsString();
+    if (!f || f->empty() || f->contains('/') || f->contains('\\') ||
+        *f == "." || *f == "..")
+      return fail(indexPath, "tensor '{0}' names no file beside the index",
+                  tensor.str());
+    shards[f->str()].push_back(tensor.str());
+  }
+  MappedSafeTensors m;
+  m.path = indexPath.str();
+  llvm::StringRef dir = llvm::sys::path::parent_path(indexPath);
+  for (const auto &[name, tensors] : shards) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, name);
+    llvm::Expected<MappedSafeTensors> shard = open(path);
+    if (!shard)
+      return shard.takeError();
+    for (const std::string &t : tensors)
+      if (!shard->index.find(t))
+        return fail(path, "the index names tensor '{0}' here, but the file "
+                          "does not hold it", t);
+    for (SafeTensorsIndex::Entry &e : shard->index.entries) {
+      if (m.index.find(e.name))
+        return fail(path, "tensor '{0}' is in two shards", e.name);
+      e.base = shard->index.data.data();
+      m.index.entries.push_back(std::move(e));
+    }
+    m.shards.push_back(std::move(shard->buffer));
+  }
+  return m;
+}
+
+llvm::Expected<MappedSafeTensors>
+MappedSafeTensors::openAny(llvm::StringRef path) {
+  if (path.ends_with(".index.json"))
+    return openSharded(path);
+  if (!llvm::sys::fs::is_directory(path))
+    return open(path);
+  llvm::SmallString<256> index(path), single(path);
+  llvm::sys::path::append(index, "model.safetensors.index.json");
+  llvm::sys::path::append(single, "model.safetensors");
+  if (llvm::sys::fs::exists(index))
+    return openSharded(index);
+  if (llvm::sys::fs::exists(single))
+    return open(single);
+  return fail(path, "a directory without model.safetensors.index.json or "
+                    "model.safetensors");
+}
+
 llvm::Expected<NamedTensors> tessel::readSafeTensors(llvm::StringRef path) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/false,

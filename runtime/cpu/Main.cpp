@@ -72,7 +72,9 @@ llvm::cl::opt<std::string> tokenType("token-type",
                                      llvm::cl::cat(category));
 llvm::cl::opt<std::string>
     initFrom("init-from",
-             llvm::cl::desc("safetensors file with arguments by name and "
+             llvm::cl::desc("safetensors file, Hugging Face index "
+                            "(*.index.json) or directory of shards, with "
+                            "arguments by name and "
                             "global shape: every parameter must be in it "
                             "(see --allow-missing), and every tensor in it "
                             "must name an argument or result"),

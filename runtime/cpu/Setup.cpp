@@ -83,7 +83,7 @@ llvm::Error bindSources(Run &run, EntryRun &e) {
   if (!o.initFrom.empty()) {
     if (run.files.empty()) {
       llvm::Expected<MappedSafeTensors> file =
-          MappedSafeTensors::open(o.initFrom);
+          MappedSafeTensors::openAny(o.initFrom);
       if (!file)
         return file.takeError();
       run.files.push_back(

@@ -41,6 +41,9 @@ struct SafeTensorsIndex {
     DType dtype;
     Shape shape;
     uint64_t begin, end; ///< byte range in `data`
+    /// The data section holding it where that is not `data` (an index
+    /// merged from several files).
+    const char *base = nullptr;
   };
   std::vector<Entry> entries; ///< in file order
   std::map<std::string, std::string> metadata;
@@ -52,14 +55,25 @@ struct SafeTensorsIndex {
 llvm::Expected<SafeTensorsIndex> indexSafeTensors(llvm::StringRef bytes,
                                                   llvm::StringRef path);
 
-/// A safetensors file mapped into memory, its header checked.
+/// A safetensors file mapped into memory, its header checked; or the
+/// shards a Hugging Face index names, read as one file.
 struct MappedSafeTensors {
   std::string path;
   std::unique_ptr<llvm::MemoryBuffer> buffer;
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> shards;
   SafeTensorsIndex index;
   static llvm::Expected<MappedSafeTensors> open(llvm::StringRef path);
+  /// The shards `indexPath` (a model.safetensors.index.json) names, each
+  /// tensor in the shard its weight_map gives (checked), as one file.
+  static llvm::Expected<MappedSafeTensors> openSharded(llvm::StringRef indexPath);
+  /// A safetensors file, an index (*.index.json), or a directory holding
+  /// model.safetensors.index.json or model.safetensors (a Hugging Face
+  /// model directory, a checkpoint step).
+  static llvm::Expected<MappedSafeTensors> openAny(llvm::StringRef path);
   const uint8_t *bytesOf(const SafeTensorsIndex::Entry &e) const {
-    return reinterpret_cast<const uint8_t *>(index.data.data()) + e.begin;
+    return reinterpret_cast<const uint8_t *>(e.base ? e.base
+                                                    : index.data.data()) +
+           e.begin;
   }
 };
 

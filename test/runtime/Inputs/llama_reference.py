@@ -19,6 +19,7 @@ further.
 """
 import argparse
 import json
+import os
 import struct
 
 import numpy as np
@@ -148,13 +149,30 @@ def main():
     ap.add_argument("--experts", type=int, default=4)
     ap.add_argument("--top-k", type=int, default=2)
     ap.add_argument("--theta", type=float, default=10000.0)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", required=True,
+                    help="a safetensors file, or with --shards a directory")
+    ap.add_argument("--shards", type=int, default=0,
+                    help="write a Hugging Face sharded directory: "
+                    "model-0000k-of-0000n.safetensors, tensors dealt round "
+                    "robin, and model.safetensors.index.json")
     ap.add_argument("--tokens", required=True)
     ap.add_argument("--seed", type=int, default=0)
     o = ap.parse_args()
     rng = np.random.default_rng(o.seed)
     w = weights(o, rng)
-    write_safetensors(o.out, w)
+    if o.shards:
+        os.makedirs(o.out, exist_ok=True)
+        files = ["model-%05d-of-%05d.safetensors" % (k + 1, o.shards)
+                 for k in range(o.shards)]
+        owner = {name: files[i % o.shards] for i, name in enumerate(w)}
+        for f in files:
+            write_safetensors(os.path.join(o.out, f),
+                              {n: a for n, a in w.items() if owner[n] == f})
+        with open(os.path.join(o.out, "model.safetensors.index.json"), "w") as f:
+            json.dump({"metadata": {"total_size": sum(a.nbytes for a in w.values())},
+                       "weight_map": owner}, f)
+    else:
+        write_safetensors(o.out, w)
     stream = rng.integers(0, o.vocab, size=o.batch * o.seq + o.seq + 1)
     stream.astype("<u2").tofile(o.tokens)
     rows = [stream[b * o.seq: b * o.seq + o.seq + 1] for b in range(o.batch)]
