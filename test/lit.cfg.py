@@ -31,6 +31,7 @@ tools = [
     "tessel-run",
     "tessel-tokenize",
     "tessel-generate",
+    "tessel-export",
     "tessel-comm-check",
     ToolSubst("tessel-cuda-info", unresolved="ignore"),
 ]

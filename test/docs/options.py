@@ -26,6 +26,7 @@ HOMES = {
     "tessel-run": [("docs/running.md", "Ranks: threads or MPI")],
     "tessel-tokenize": [("docs/running.md", "Data: `tessel-tokenize`")],
     "tessel-generate": [("docs/running.md", "Sampling: `tessel-generate`")],
+    "tessel-export": [("docs/running.md", "Exporting: `tessel-export`")],
     "program": [("docs/running.md", "The compiled program"),
                 ("docs/running.md", "Checkpoints"), ("docs/running.md", "Traces")],
 }

@@ -32,6 +32,41 @@ def write_safetensors(path, tensors):
         f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
+def read_model(path):
+    """The tensors of a safetensors file or of a directory's shards (its
+    model.safetensors.index.json), as float64 arrays."""
+    import os
+    files = [path]
+    if os.path.isdir(path):
+        index = json.load(open(os.path.join(path, "model.safetensors.index.json")))
+        files = [os.path.join(path, f) for f in sorted(set(index["weight_map"].values()))]
+    out = {}
+    for f in files:
+        data = open(f, "rb").read()
+        (n,) = struct.unpack("<Q", data[:8])
+        header = json.loads(data[8:8 + n])
+        for name, t in header.items():
+            if name == "__metadata__":
+                continue
+            assert t["dtype"] == "F32", (name, t["dtype"])
+            b, e = t["data_offsets"]
+            out[name] = np.frombuffer(data[8 + n + b:8 + n + e], dtype="<f4").reshape(
+                t["shape"]).astype(np.float64)
+    return out
+
+
+def batch0(path, batch, seq):
+    stream = np.fromfile(path, dtype="<u2").astype(np.int64)
+    rows = [stream[b * seq: b * seq + seq + 1] for b in range(batch)]
+    return np.array([r[:-1] for r in rows]), np.array([r[1:] for r in rows])
+
+
+def mean_ce(logits, labels):
+    z = logits - logits.max(-1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
+    return -np.take_along_axis(logp, labels[..., None], -1).mean()
+
+
 def layer_norm(x, g, b):
     mean = x.mean(-1, keepdims=True)
     var = ((x - mean) ** 2).mean(-1, keepdims=True)
@@ -64,18 +99,28 @@ def forward(w, tokens, layers, heads):
         f = gelu_new(m @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])
         x = x + f @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
     x = layer_norm(x, w["transformer.ln_f.weight"], w["transformer.ln_f.bias"])
-    return x @ w["transformer.wte.weight"].T
+    return x @ w["lm_head.weight"].T
 
 
 def main():
     ap = argparse.ArgumentParser()
     for name in ("layers", "hidden", "heads", "vocab", "seq", "batch",
                  "positions"):
-        ap.add_argument("--" + name, type=int, required=True)
-    ap.add_argument("--out", required=True)
+        ap.add_argument("--" + name, type=int, default=0)
+    ap.add_argument("--out")
     ap.add_argument("--tokens", required=True)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--check", help="instead of writing a model, read this "
+                    "Hugging Face file or directory and print its loss on "
+                    "batch 0 of --tokens")
     o = ap.parse_args()
+    if o.check:
+        w = read_model(o.check)
+        if "lm_head.weight" not in w:
+            w["lm_head.weight"] = w["transformer.wte.weight"]
+        tokens, labels = batch0(o.tokens, o.batch, o.seq)
+        print("reference loss %.9f" % mean_ce(forward(w, tokens, o.layers, o.heads), labels))
+        return
     rng = np.random.default_rng(o.seed)
     H, F, P = o.hidden, 4 * o.hidden, o.positions
 
@@ -109,6 +154,7 @@ def main():
     tokens = np.array([r[:-1] for r in rows])
     labels = np.array([r[1:] for r in rows])
     w64 = {k: v.astype(np.float64) for k, v in w.items()}
+    w64["lm_head.weight"] = w64["transformer.wte.weight"]
     logits = forward(w64, tokens, o.layers, o.heads)
     z = logits - logits.max(-1, keepdims=True)
     logp = z - np.log(np.exp(z).sum(-1, keepdims=True))

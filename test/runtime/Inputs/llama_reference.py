@@ -39,6 +39,40 @@ def write_safetensors(path, tensors):
         f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
+def read_model(path):
+    """The tensors of a safetensors file or of a directory's shards (its
+    model.safetensors.index.json), as float64 arrays."""
+    files = [path]
+    if os.path.isdir(path):
+        index = json.load(open(os.path.join(path, "model.safetensors.index.json")))
+        files = [os.path.join(path, f) for f in sorted(set(index["weight_map"].values()))]
+    out = {}
+    for f in files:
+        data = open(f, "rb").read()
+        (n,) = struct.unpack("<Q", data[:8])
+        header = json.loads(data[8:8 + n])
+        for name, t in header.items():
+            if name == "__metadata__":
+                continue
+            assert t["dtype"] == "F32", (name, t["dtype"])
+            b, e = t["data_offsets"]
+            out[name] = np.frombuffer(data[8 + n + b:8 + n + e], dtype="<f4").reshape(
+                t["shape"]).astype(np.float64)
+    return out
+
+
+def batch0(path, batch, seq):
+    stream = np.fromfile(path, dtype="<u2").astype(np.int64)
+    rows = [stream[b * seq: b * seq + seq + 1] for b in range(batch)]
+    return np.array([r[:-1] for r in rows]), np.array([r[1:] for r in rows])
+
+
+def mean_ce(logits, labels):
+    z = logits - logits.max(-1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
+    return -np.take_along_axis(logp, labels[..., None], -1).mean()
+
+
 def rms_norm(x, g):
     return x / np.sqrt((x ** 2).mean(-1, keepdims=True) + 1e-5) * g
 
@@ -149,7 +183,7 @@ def main():
     ap.add_argument("--experts", type=int, default=4)
     ap.add_argument("--top-k", type=int, default=2)
     ap.add_argument("--theta", type=float, default=10000.0)
-    ap.add_argument("--out", required=True,
+    ap.add_argument("--out",
                     help="a safetensors file, or with --shards a directory")
     ap.add_argument("--shards", type=int, default=0,
                     help="write a Hugging Face sharded directory: "
@@ -157,7 +191,15 @@ def main():
                     "robin, and model.safetensors.index.json")
     ap.add_argument("--tokens", required=True)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--check", help="instead of writing a model, read this "
+                    "Hugging Face file or directory and print its loss on "
+                    "batch 0 of --tokens")
     o = ap.parse_args()
+    if o.check:
+        tokens, labels = batch0(o.tokens, o.batch, o.seq)
+        logits = forward(read_model(o.check), tokens, o)
+        print("reference loss %.9f" % mean_ce(logits, labels))
+        return
     rng = np.random.default_rng(o.seed)
     w = weights(o, rng)
     if o.shards:
