@@ -79,7 +79,8 @@ LogicalResult verifyValueAttribute(NamedAttribute attr, Type type,
   auto emit = [&]() { return op->emitOpError(); };
   StringRef name = attr.getName().getValue();
   if (name == TesselDialect::kShardingAttrName ||
-      name == TesselDialect::kStateShardingAttrName) {
+      name == TesselDialect::kStateShardingAttrName ||
+      name == TesselDialect::kGradientShardingAttrName) {
     auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
     if (!sharding)
       return emit() << "'" << name << "' on " << what
@@ -154,6 +155,7 @@ LogicalResult verifyValueAttribute(NamedAttribute attr, Type type,
                 << TesselDialect::kInitAttrName << "', '"
                 << TesselDialect::kGlobalTypeAttrName << "', '"
                 << TesselDialect::kStateShardingAttrName << "', '"
+                << TesselDialect::kGradientShardingAttrName << "', '"
                 << TesselDialect::kRuntimeRoleAttrName << "', '"
                 << TesselDialect::kSpmdAttrName << "' (on functions) and '"
                 << TesselDialect::kLayerAttrName << "', '"

@@ -157,6 +157,7 @@ private:
 
   void signature(SmallVectorImpl<Type> &types,
                  SmallVectorImpl<DictionaryAttr> &attrs);
+  void layOutGradients();
   void createFunction(StringRef name);
   void inlineGradient(func::FuncOp grad);
   void accumulate();
@@ -203,10 +204,15 @@ void StepBuilder::signature(SmallVectorImpl<Type> &types,
       auto t = cast<RankedTensorType>(forward.getArgumentTypes()[a]);
       types.push_back(t.clone(master()));
       NamedAttrList list(forward.getArgAttrDict(a));
-      // ZeRO: the state may be laid out differently from the parameter.
-      if (Attribute stateSharding =
-              list.erase(TesselDialect::kStateShardingAttrName))
-        list.set(TesselDialect::kShardingAttrName, stateSharding);
+      // ZeRO: the state may be laid out differently from the parameter;
+      // the gradient sum as the gradient (ZeRO-2: like the state; ZeRO-1:
+      // like the parameter).
+      Attribute stateSharding =
+          list.erase(TesselDialect::kStateShardingAttrName);
+      Attribute gradSharding =
+          list.erase(TesselDialect::kGradientShardingAttrName);
+      if (Attribute s = slot == "accum" ? gradSharding : stateSharding)
+        list.set(TesselDialect::kShardingAttrName, s);
       list.set(TesselDialect::kNameAttrName,
                b.getStringAttr(stateName(slot, a)));
       list.set(TesselDialect::kInitAttrName, b.getStringAttr("zeros"));
@@ -365,6 +371,29 @@ void StepBuilder::inlineGradient(func::FuncOp grad) {
     ++r;
   }
   metrics.assign(gradResults.begin() + r, gradResults.end());
+  layOutGradients();
+}
+
+/// ZeRO: where a parameter's optimizer state is laid out otherwise, its
+/// gradient is constrained to its `tessel.gradient_sharding` (ZeRO-2: the
+/// state's layout, so partitioning reduce-scatters it) or else to the
+/// parameter's own layout (ZeRO-1: all-reduced, every device holds it
+/// whole).
+void StepBuilder::layOutGradients() {
+  for (auto [i, a] : llvm::enumerate(args.params)) {
+    auto state = forward.getArgAttrOfType<ShardingAttr>(
+        a, TesselDialect::kStateShardingAttrName);
+    if (!state)
+      continue;
+    auto to = forward.getArgAttrOfType<ShardingAttr>(
+        a, TesselDialect::kGradientShardingAttrName);
+    if (!to)
+      to = forward.getArgAttrOfType<ShardingAttr>(
+          a, TesselDialect::kShardingAttrName);
+    if (!to)
+      to = replicatedOn(state.getMesh(), autodiff::typeOf(grads[i]).getRank());
+    grads[i] = ShardingConstraintOp::create(b, e.loc, grads[i], to);
+  }
 }
 
 /// Accumulation: the step's gradient is (running sum + this micro-step's

@@ -25,6 +25,15 @@ llvm::Error parseRuleObject(const llvm::json::Object &object, StringRef where,
                             std::map<std::string, int64_t, std::less<>> &priorities,
                             LogicalRules *withState) {
   for (const auto &[key, entry] : object) {
+    if (withState && key == "shard_gradients") {
+      std::optional<bool> flag = entry.getAsBoolean();
+      if (!flag)
+        return fail(where + ": \"shard_gradients\" must be true (ZeRO-2: "
+                            "gradients laid out like the optimizer state) or "
+                            "false (ZeRO-1)");
+      withState->shardGradients = *flag;
+      continue;
+    }
     if (withState && key == "optimizer_state") {
       const llvm::json::Object *state = entry.getAsObject();
       if (!state)
@@ -228,8 +237,11 @@ LogicalResult mlir::tessel::applyLogicalRules(ModuleOp module, MeshOp mesh,
             shardingFor(mesh, tags, stateRules, false, op);
         if (failed(state))
           return WalkResult::interrupt();
-        if (*state != *s)
-          func.setArgAttr(i, TesselDialect::kStateShardingAttrName, *state);
+        if (*state == *s)
+          continue;
+        func.setArgAttr(i, TesselDialect::kStateShardingAttrName, *state);
+        if (rules.shardGradients)
+          func.setArgAttr(i, TesselDialect::kGradientShardingAttrName, *state);
       }
       for (unsigned i = 0; i < func.getNumResults(); ++i) {
         auto tags = func.getResultAttrOfType<ArrayAttr>(i, tagName);

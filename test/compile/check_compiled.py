@@ -39,6 +39,7 @@ CASES = {
     "gpt:tp2-sp": (GPT, "tp=2", "tp-sp"),
     "gpt:fsdp4": (GPT, "dp=4", "fsdp"),
     "gpt:zero1-dp2xtp2": (GPT, "dp=2,tp=2", "dp-tp-zero1"),
+    "gpt:zero2-dp2xtp2": (GPT, "dp=2,tp=2", "dp-tp-zero2"),
     "gpt:tp3-uneven": (GPT, "tp=3", "tp"),
     "llama:1": (LLAMA, None, None),
     "llama:dp2xtp2": (LLAMA, "dp=2,tp=2", "dp-tp"),

@@ -54,7 +54,8 @@ MOE_MESHES = [("ep=2", "ep"), ("ep=4", "ep"), ("ep=3", "ep"), ("dp=2,ep=2", "dp-
               ("dp=4", "dp-ep-shared"), ("ep=2,tp=2", "ep-tp")]
 # A train step also partitions its optimizer update: ZeRO-1/2 splits the
 # optimizer state over dp while the parameters stay whole.
-TRAIN_MESHES = MESHES + [("dp=4", "zero1"), ("dp=2,tp=2", "dp-tp-zero1")]
+TRAIN_MESHES = MESHES + [("dp=4", "zero1"), ("dp=2,tp=2", "dp-tp-zero1"),
+                         ("dp=4", "zero2"), ("dp=2,tp=2", "dp-tp-zero2")]
 
 
 def run(cmd, **kw):

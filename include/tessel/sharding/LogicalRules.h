@@ -36,6 +36,10 @@ struct LogicalRules {
   /// `tessel.state_sharding` on parameter arguments.
   AxisMap stateAxes;
   bool hasStateRules = false;
+  /// "shard_gradients": true: gradients (and their accumulation) are laid
+  /// out like the optimizer state (ZeRO-2); else like the parameter, in
+  /// full on every device (ZeRO-1).
+  bool shardGradients = false;
   /// Logical axis -> propagation priority of the dimensions it shards, where
   /// the rule gives one (`{"axes": "dp", "priority": 2}`).
   std::map<std::string, int64_t, std::less<>> priorities;

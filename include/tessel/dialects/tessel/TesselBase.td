@@ -73,6 +73,8 @@ def Tessel_Dialect : Dialect {
     static constexpr llvm::StringLiteral kSpmdAttrName = "tessel.spmd";
     static constexpr llvm::StringLiteral kStateShardingAttrName =
         "tessel.state_sharding";
+    static constexpr llvm::StringLiteral kGradientShardingAttrName =
+        "tessel.gradient_sharding";
     static constexpr llvm::StringLiteral kLayerAttrName = "tessel.layer";
     static constexpr llvm::StringLiteral kRecomputeAttrName =
         "tessel.recompute";
