@@ -376,7 +376,8 @@ void maybeFail(const Options &o, RankContext &ctx, int64_t rank, int64_t k) {
 
 /// Assembles every entry's global results on rank 0 from every rank's
 /// blocks (`local(r)`: this rank's block of its entry's result r): each
-/// rank sends its blocks to rank 0, which places them by position.
+/// rank sends its blocks to rank 0, which places them by position (for
+/// --save; checkpoints are written in shards, SaveCheckpoint.cpp).
 template <typename Fn>
 void gatherResults(Rank &rank, Fn local) {
   Run &run = rank.run;

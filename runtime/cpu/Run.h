@@ -102,7 +102,8 @@ struct Run {
   /// --metrics: one JSON object per printed step and evaluation (rank 0's
   /// process only; appended to, so a resumed run continues the file).
   std::unique_ptr<llvm::raw_fd_ostream> metrics;
-  /// Global results per entry (rank 0), for --save and checkpoints.
+  /// Global results per entry (rank 0), for --save (checkpoints are
+  /// written in shards by every rank: SaveCheckpoint.cpp).
   std::vector<std::vector<HostTensor>> final;
 
   /// The entry `rank` runs.
