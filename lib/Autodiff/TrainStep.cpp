@@ -404,6 +404,13 @@ void StepBuilder::accumulate() {
   Value gradScale = ConvertOp::create(b, e.loc, e.scalar, gradScaleArg);
   for (unsigned i = 0; i < grads.size(); ++i) {
     Value sum = e.add(state(optimizerSlots, i), e.toMaster(grads[i]));
+    // The sum keeps the running sum's layout (ZeRO-1: whole, ZeRO-2:
+    // sharded), so that the next sum is not gathered back from the
+    // update's shards.
+    if (auto s = step.getArgAttrOfType<ShardingAttr>(
+            args.params.size() * (1 + optimizerSlots) + i,
+            TesselDialect::kShardingAttrName))
+      sum = ShardingConstraintOp::create(b, e.loc, sum, s);
     gradSums.push_back(sum);
     grads[i] = e.scale(sum, gradScale);
   }
