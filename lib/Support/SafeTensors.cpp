@@ -143,6 +143,22 @@ SafeTensorsIndex::find(llvm::StringRef name) const {
   return nullptr;
 }
 
+/// The tensor at `src` (of `e`'s dtype and shape), decoded.
+static HostTensor decode(const SafeTensorsIndex::Entry &e, const uint8_t *src) {
+  HostTensor t(e.dtype, e.shape);
+  int64_t bytesPer = byteSize(e.dtype);
+  for (int64_t k = 0, n = t.size(); k < n; ++k) {
+    double fv;
+    int64_t iv;
+    loadElement(e.dtype, src + k * bytesPer, fv, iv);
+    if (t.isFloat())
+      t.f[k] = fv;
+    else
+      t.i[k] = iv;
+  }
+  return t;
+}
+
 llvm::Expected<NamedTensors> tessel::parseSafeTensors(llvm::StringRef bytes,
                                                       llvm::StringRef path) {
   llvm::Expected<SafeTensorsIndex> index = indexSafeTensors(bytes, path);
@@ -150,22 +166,18 @@ llvm::Expected<NamedTensors> tessel::parseSafeTensors(llvm::StringRef bytes,
     return index.takeError();
   NamedTensors result;
   result.metadata = index->metadata;
-  for (const SafeTensorsIndex::Entry &e : index->entries) {
-    HostTensor t(e.dtype, e.shape);
-    const uint8_t *src =
-        reinterpret_cast<const uint8_t *>(index->data.data()) + e.begin;
-    int64_t bytesPer = byteSize(e.dtype);
-    for (int64_t k = 0, n = t.size(); k < n; ++k) {
-      double fv;
-      int64_t iv;
-      loadElement(e.dtype, src + k * bytesPer, fv, iv);
-      if (t.isFloat())
-        t.f[k] = fv;
-      else
-        t.i[k] = iv;
-    }
-    result.tensors.emplace_back(e.name, std::move(t));
-  }
+  for (const SafeTensorsIndex::Entry &e : index->entries)
+    result.tensors.emplace_back(
+        e.name, decode(e, reinterpret_cast<const uint8_t *>(
+                              index->data.data()) + e.begin));
+  return result;
+}
+
+NamedTensors MappedSafeTensors::decodeAll() const {
+  NamedTensors result;
+  result.metadata = index.metadata;
+  for (const SafeTensorsIndex::Entry &e : index.entries)
+    result.tensors.emplace_back(e.name, decode(e, bytesOf(e)));
   return result;
 }
 
@@ -226,6 +238,7 @@ MappedSafeTensors::openSharded(llvm::StringRef indexPath) {
       if (m.index.find(e.name))
         return fail(path, "tensor '{0}' is in two shards", e.name);
       e.base = shard->index.data.data();
+      e.source = std::string(path);
       m.index.entries.push_back(std::move(e));
     }
     m.shards.push_back(std::move(shard->buffer));

@@ -11,7 +11,6 @@
 #include "llvm/Support/Path.h"
 
 #include <cerrno>
-#include <set>
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
@@ -114,47 +113,6 @@ llvm::Error rt::writeCheckpoint(llvm::StringRef dir, int64_t step,
   return finishCheckpoint(dir, step, temp, weightMap, total, programJson);
 }
 
-const SafeTensorsIndex::Entry *
-Checkpoint::find(llvm::StringRef name, const MappedSafeTensors *&file) const {
-  for (const auto &f : files)
-    if (const SafeTensorsIndex::Entry *e = f->index.find(name)) {
-      file = f.get();
-      return e;
-    }
-  return nullptr;
-}
-
-/// The files of step directory `stepDir`: those its index names, or its
-/// model.safetensors.
-static llvm::Expected<std::vector<std::string>>
-checkpointFiles(llvm::StringRef stepDir) {
-  std::string indexPath = join(stepDir, "model.safetensors.index.json");
-  auto text = llvm::MemoryBuffer::getFile(indexPath);
-  if (!text)
-    return std::vector<std::string>{join(stepDir, "model.safetensors")};
-  llvm::Expected<llvm::json::Value> index =
-      ::tessel::parseJson((*text)->getBuffer());
-  if (!index)
-    return fail(indexPath + ": " + llvm::toString(index.takeError()));
-  const llvm::json::Object *o = index->getAsObject();
-  const llvm::json::Object *map = o ? o->getObject("weight_map") : nullptr;
-  if (!map)
-    return fail(indexPath + ": no \"weight_map\" object");
-  std::set<std::string> names;
-  for (const auto &[tensor, file] : *map) {
-    std::optional<llvm::StringRef> f = file.getAsString();
-    if (!f || f->empty() || f->contains('/') || f->contains('\\') ||
-        *f == "." || *f == "..")
-      return fail(indexPath + ": tensor '" + tensor.str() +
-                  "' names no file in this directory");
-    names.insert(f->str());
-  }
-  std::vector<std::string> files;
-  for (const std::string &f : names)
-    files.push_back(join(stepDir, f));
-  return files;
-}
-
 llvm::Expected<Checkpoint> rt::readLatestCheckpoint(llvm::StringRef dir) {
   std::string latest = join(dir, "latest");
   auto pointer = llvm::MemoryBuffer::getFile(latest);
@@ -176,17 +134,13 @@ llvm::Expected<Checkpoint> rt::readLatestCheckpoint(llvm::StringRef dir) {
     step = o->getInteger("step");
   if (!step || *step < 0)
     return fail(statePath + ": no \"step\"");
-  llvm::Expected<std::vector<std::string>> paths = checkpointFiles(stepDir);
-  if (!paths)
-    return paths.takeError();
+  llvm::Expected<MappedSafeTensors> file = MappedSafeTensors::openAny(stepDir);
+  if (!file)
+    return file.takeError();
   Checkpoint c;
   c.step = *step;
-  for (const std::string &path : *paths) {
-    llvm::Expected<MappedSafeTensors> file = MappedSafeTensors::open(path);
-    if (!file)
-      return file.takeError();
-    c.files.push_back(std::make_unique<MappedSafeTensors>(std::move(*file)));
-  }
+  c.dir = stepDir;
+  c.file = std::move(*file);
   return c;
 }
 

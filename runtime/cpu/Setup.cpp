@@ -95,7 +95,7 @@ llvm::Error bindSources(Run &run, EntryRun &e) {
     ArgumentSource &source = e.sources.emplace_back();
     if (const SafeTensorsIndex::Entry *e =
             given ? given->index.find(info.name) : nullptr) {
-      if (llvm::Error err = checkStored(o.initFrom, *e, info))
+      if (llvm::Error err = checkStored(given->pathOf(*e), *e, info))
         return err;
       source.mapped = given->bytesOf(*e);
       continue;
@@ -255,25 +255,24 @@ llvm::Error bindBatchSize(Run &run) {
   return llvm::Error::success();
 }
 
-/// Carried arguments of `e` from the checkpoint `c` (whose step is in
+/// Carried arguments of `e` from the checkpoint `file` (of the step in
 /// `where`).
-llvm::Error bindCarried(const Checkpoint &c, llvm::StringRef where,
+llvm::Error bindCarried(const MappedSafeTensors &file, llvm::StringRef where,
                         EntryRun &e) {
   for (std::optional<unsigned> a : e.roles.feeds) {
     if (!a)
       continue;
     const TensorInfo &info = e.entry->arguments[*a];
-    const MappedSafeTensors *file = nullptr;
-    const SafeTensorsIndex::Entry *stored = c.find(info.name, file);
+    const SafeTensorsIndex::Entry *stored = file.index.find(info.name);
     if (!stored && info.role == Role::Accumulator)
       continue; // a running gradient sum starts at zero
     if (!stored)
       return fail(where + ": tensor '" + info.name +
                   "' is missing; this program needs it to resume (was the " +
                   "checkpoint written with another model or optimizer?)");
-    if (llvm::Error err = checkStored(file->path, *stored, info))
+    if (llvm::Error err = checkStored(file.pathOf(*stored), *stored, info))
       return err;
-    e.sources[*a].mapped = file->bytesOf(*stored);
+    e.sources[*a].mapped = file.bytesOf(*stored);
   }
   return llvm::Error::success();
 }
@@ -288,13 +287,11 @@ llvm::Error bindCheckpoint(Run &run) {
   llvm::Expected<Checkpoint> c = readLatestCheckpoint(o.ckptDir);
   if (!c)
     return c.takeError();
-  std::string where =
-      llvm::sys::path::parent_path(c->files.front()->path).str();
+  std::string where = c->dir;
+  run.files.push_back(std::make_unique<MappedSafeTensors>(std::move(c->file)));
   for (EntryRun &e : run.entries)
-    if (llvm::Error err = bindCarried(*c, where, e))
+    if (llvm::Error err = bindCarried(*run.files.back(), where, e))
       return err;
-  for (auto &file : c->files) // mapped for the whole run
-    run.files.push_back(std::move(file));
   run.firstStep = c->step;
   if (run.firstStep >= o.steps)
     return fail(where + " is after step " + llvm::Twine(run.firstStep) +

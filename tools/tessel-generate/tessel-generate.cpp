@@ -19,7 +19,6 @@
 #include "tessel/interpreter/Interpreter.h"
 #include "tessel/passes/Passes.h"
 #include "tessel/program/Describe.h"
-#include "tessel/support/Json.h"
 #include "tessel/support/Random.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,14 +29,12 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <set>
 #include <cmath>
 
 using namespace mlir;
@@ -102,50 +99,14 @@ static llvm::Error fail(const llvm::Twine &message) {
 /// shards (those its index names, or its model.safetensors), the step
 /// being `path` or the one a checkpoint directory's `latest` names.
 static llvm::Expected<NamedTensors> loadWeights(llvm::StringRef path) {
-  if (!llvm::sys::fs::is_directory(path))
-    return readSafeTensors(path);
   llvm::SmallString<256> dir(path), latest(path);
   llvm::sys::path::append(latest, "latest");
   if (auto buffer = llvm::MemoryBuffer::getFile(latest))
     llvm::sys::path::append(dir, (*buffer)->getBuffer().trim());
-  llvm::SmallString<256> indexPath(dir), single(dir);
-  llvm::sys::path::append(indexPath, "model.safetensors.index.json");
-  llvm::sys::path::append(single, "model.safetensors");
-  std::set<std::string> files;
-  if (auto text = llvm::MemoryBuffer::getFile(indexPath)) {
-    llvm::Expected<llvm::json::Value> index =
-        ::tessel::parseJson((*text)->getBuffer());
-    if (!index)
-      return fail(indexPath + ": " + llvm::toString(index.takeError()));
-    const llvm::json::Object *o = index->getAsObject();
-    const llvm::json::Object *map = o ? o->getObject("weight_map") : nullptr;
-    if (!map)
-      return fail(indexPath + ": no \"weight_map\" object");
-    for (const auto &[tensor, file] : *map) {
-      std::optional<llvm::StringRef> f = file.getAsString();
-      if (!f || f->empty() || f->contains('/') || *f == "..")
-        return fail(indexPath + ": tensor '" + tensor.str() +
-                    "' names no file in this directory");
-      llvm::SmallString<256> shard(dir);
-      llvm::sys::path::append(shard, *f);
-      files.insert(std::string(shard));
-    }
-  } else if (llvm::sys::fs::exists(single)) {
-    files.insert(std::string(single));
-  } else {
-    return fail("--weights " + path + ": no checkpoint in " + dir +
-                " (give a checkpoint directory, a step's directory or a "
-                "safetensors file)");
-  }
-  NamedTensors all;
-  for (const std::string &file : files) {
-    llvm::Expected<NamedTensors> part = readSafeTensors(file);
-    if (!part)
-      return part.takeError();
-    for (auto &t : part->tensors)
-      all.tensors.push_back(std::move(t));
-  }
-  return all;
+  llvm::Expected<MappedSafeTensors> file = MappedSafeTensors::openAny(dir);
+  if (!file)
+    return file.takeError();
+  return file->decodeAll();
 }
 
 /// The prompt's tokens, each below `vocab`.

@@ -30,12 +30,10 @@ namespace tessel::rt {
 
 struct Checkpoint {
   int64_t step = 0; ///< steps completed
-  /// The step's files, mapped: the shards its index names (or the one
+  std::string dir;  ///< the step's directory
+  /// The shards its index names, read as one file (or the one
   /// model.safetensors of a step without an index).
-  std::vector<std::unique_ptr<MappedSafeTensors>> files;
-  /// Where tensor `name` is (its file in `file`), or null.
-  const SafeTensorsIndex::Entry *find(llvm::StringRef name,
-                                      const MappedSafeTensors *&file) const;
+  MappedSafeTensors file;
 };
 
 /// Shard `k` (from 0) of `n`: "model-00001-of-00004.safetensors", as

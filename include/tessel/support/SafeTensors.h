@@ -41,9 +41,10 @@ struct SafeTensorsIndex {
     DType dtype;
     Shape shape;
     uint64_t begin, end; ///< byte range in `data`
-    /// The data section holding it where that is not `data` (an index
-    /// merged from several files).
+    /// Where the index is merged from several files (a sharded model): the
+    /// data section holding it, and that file's path.
     const char *base = nullptr;
+    std::string source;
   };
   std::vector<Entry> entries; ///< in file order
   std::map<std::string, std::string> metadata;
@@ -75,6 +76,12 @@ struct MappedSafeTensors {
                                                     : index.data.data()) +
            e.begin;
   }
+  /// The file holding `e`, for messages.
+  const std::string &pathOf(const SafeTensorsIndex::Entry &e) const {
+    return e.source.empty() ? path : e.source;
+  }
+  /// Every tensor, decoded.
+  NamedTensors decodeAll() const;
 };
 
 llvm::Expected<NamedTensors> parseSafeTensors(llvm::StringRef bytes,
