@@ -4,7 +4,7 @@ Writes random GPT-2 weights under the names and layouts of
 `GPT2LMHeadModel.save_pretrained` (transformer.* names, Conv1D weights
 [in, out], the fused c_attn [H, 3H], a position table longer than the
 sequence, the causal-mask buffers attn.bias and attn.masked_bias, the tied
-lm_head.weight) as a safetensors file written here byte by byte, a token
+lm_head.weight) as a safetensors file written byte by byte (hf_io.py), a token
 file, and prints the mean cross-entropy of batch 0 computed by a numpy
 GPT-2 forward in float64, following transformers' modeling_gpt2 (gelu_new,
 layer-norm epsilon 1e-5, scores scaled by 1/sqrt(head dim), causal mask,
@@ -12,59 +12,10 @@ logits from the tied embedding). Batch 0 is what Tessel's token files give
 step 0: row b is the S tokens from b * S, its labels one further.
 """
 import argparse
-import json
-import struct
 
 import numpy as np
 
-
-def write_safetensors(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name, array in tensors.items():
-        data = np.ascontiguousarray(array, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(array.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-
-
-def read_model(path):
-    """The tensors of a safetensors file or of a directory's shards (its
-    model.safetensors.index.json), as float64 arrays."""
-    import os
-    files = [path]
-    if os.path.isdir(path):
-        index = json.load(open(os.path.join(path, "model.safetensors.index.json")))
-        files = [os.path.join(path, f) for f in sorted(set(index["weight_map"].values()))]
-    out = {}
-    for f in files:
-        data = open(f, "rb").read()
-        (n,) = struct.unpack("<Q", data[:8])
-        header = json.loads(data[8:8 + n])
-        for name, t in header.items():
-            if name == "__metadata__":
-                continue
-            assert t["dtype"] == "F32", (name, t["dtype"])
-            b, e = t["data_offsets"]
-            out[name] = np.frombuffer(data[8 + n + b:8 + n + e], dtype="<f4").reshape(
-                t["shape"]).astype(np.float64)
-    return out
-
-
-def batch0(path, batch, seq):
-    stream = np.fromfile(path, dtype="<u2").astype(np.int64)
-    rows = [stream[b * seq: b * seq + seq + 1] for b in range(batch)]
-    return np.array([r[:-1] for r in rows]), np.array([r[1:] for r in rows])
-
-
-def mean_ce(logits, labels):
-    z = logits - logits.max(-1, keepdims=True)
-    logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
-    return -np.take_along_axis(logp, labels[..., None], -1).mean()
+from hf_io import batch0, mean_ce, read_model, write_safetensors
 
 
 def layer_norm(x, g, b):
