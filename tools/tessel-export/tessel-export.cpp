@@ -60,13 +60,16 @@ static int failWith(const llvm::Twine &message) {
 }
 
 namespace {
-/// One output tensor: its name and bytes (owned when assembled).
+/// One output tensor: its name and bytes, in the input file (`data`) or,
+/// when assembled, in `owned` (read through bytes(): a vector of Outs may
+/// copy them as it grows, so no pointer into `owned` is kept).
 struct Out {
   std::string name;
   DType dtype;
   Shape shape;
   const uint8_t *data = nullptr;
   std::vector<uint8_t> owned;
+  const uint8_t *bytes() const { return owned.empty() ? data : owned.data(); }
 };
 } // namespace
 
@@ -141,7 +144,6 @@ static llvm::Expected<Out> fuseQkv(const MappedSafeTensors &in,
       std::memcpy(out.owned.data() + (r * 3 * width + k * width) * element,
                   in.bytesOf(*parts[k]) + r * width * element,
                   width * element);
-  out.data = out.owned.data();
   return out;
 }
 
@@ -187,7 +189,7 @@ static llvm::Error writeModel(llvm::StringRef dir, std::vector<Out> &outs) {
       shards.emplace_back();
       size = 0;
     }
-    shards.back().push_back({o.name, o.dtype, o.shape, o.data});
+    shards.back().push_back({o.name, o.dtype, o.shape, o.bytes()});
     size += bytes;
     total += bytes;
   }
