@@ -49,6 +49,10 @@ void mlir::tessel::registerCpuLoweringDialects(DialectRegistry &registry) {
 //    of element-wise ops (and the broadcasts feeding them) is one loop nest,
 //    never across the schedule actions of a pipeline stage
 //    (FuseElementwise.cpp);
+//  * a function of more than 400 top-level ops is cut into private
+//    functions of 400 ops that take bare pointers (OutlineSegments.cpp):
+//    bufferization and deallocation cost more than linearly in the ops of
+//    one function;
 //  * one-shot bufferization over the whole module, identity layouts at the
 //    function boundary so the entry point passes plain pointers;
 //  * results become out-parameters the runtime owns, written in place
@@ -60,7 +64,9 @@ void mlir::tessel::registerCpuLoweringDialects(DialectRegistry &registry) {
 static constexpr const char *kPipeline =
     "canonicalize,"
     "func.func(tessel-fuse-elementwise),"
-    "canonicalize,cse,"
+    "canonicalize,cse";
+// Then OutlineSegmentsPass (long functions in pieces), then:
+static constexpr const char *kPipelineBufferize =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map}";
 // Then CopyAliasedResultsPass, then:
@@ -300,6 +306,9 @@ LogicalResult mlir::tessel::buildBufferizePipeline(OpPassManager &pm) {
   std::call_once(registered, [] { registerAllPasses(); });
   if (failed(parsePassPipeline(kPipeline, pm)))
     return failure();
+  pm.addPass(mlir::tessel::createOutlineSegmentsPass());
+  if (failed(parsePassPipeline(kPipelineBufferize, pm)))
+    return failure();
   pm.addPass(std::make_unique<CopyAliasedResultsPass>());
   if (failed(parsePassPipeline(kPipelineOutParams, pm)))
     return failure();
@@ -358,6 +367,7 @@ void mlir::tessel::registerCpuPipeline() {
   PassRegistration<ApproximateMathPass>();
   registerPass([] { return createExpandFloatConversionsPass(); });
   registerPass([] { return createFreeAfterLastUsePass(); });
+  registerPass([] { return createOutlineSegmentsPass(); });
   registerPass([] { return createFuseElementwisePass(); });
   registerEntryPointPasses();
   PassPipelineRegistration<>(

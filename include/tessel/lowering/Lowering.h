@@ -116,6 +116,11 @@ std::unique_ptr<Pass> createFuseElementwisePass();
 /// live at once, not every temporary it makes.
 std::unique_ptr<Pass> createFreeAfterLastUsePass();
 
+/// Cuts functions of more than 400 top-level ops into calls of private
+/// functions of 400 ops each, before bufferization, whose cost grows faster
+/// than the ops of one function (lib/Lowering/OutlineSegments.cpp).
+std::unique_ptr<Pass> createOutlineSegmentsPass();
+
 struct CpuSelection; // tessel/lowering/CpuTarget.h
 
 /// Translates the LLVM-dialect module `tessel-cpu-pipeline` made to LLVM IR
