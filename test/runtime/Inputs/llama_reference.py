@@ -170,13 +170,9 @@ def main():
         write_safetensors(o.out, w)
     stream = rng.integers(0, o.vocab, size=o.batch * o.seq + o.seq + 1)
     stream.astype("<u2").tofile(o.tokens)
-    rows = [stream[b * o.seq: b * o.seq + o.seq + 1] for b in range(o.batch)]
-    tokens = np.array([r[:-1] for r in rows])
-    labels = np.array([r[1:] for r in rows])
+    tokens, labels = batch0(o.tokens, o.batch, o.seq)
     logits = forward({k: v.astype(np.float64) for k, v in w.items()}, tokens, o)
-    z = logits - logits.max(-1, keepdims=True)
-    logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
-    loss = -np.take_along_axis(logp, labels[..., None], -1).mean()
+    loss = mean_ce(logits, labels)
     print("reference loss %.9f" % loss)
 
 
