@@ -45,27 +45,32 @@ void mlir::tessel::registerCpuLoweringDialects(DialectRegistry &registry) {
 }
 
 // Each step, and why it is there:
+//  * a function of more than 400 top-level ops is cut into private
+//    functions of 400 ops that take bare pointers (OutlineSegments.cpp):
+//    fusion, bufferization and deallocation cost more than linearly in the
+//    ops of one function;
 //  * element-wise fusion merges producer generics into consumers, so a chain
 //    of element-wise ops (and the broadcasts feeding them) is one loop nest,
 //    never across the schedule actions of a pipeline stage
 //    (FuseElementwise.cpp);
-//  * a function of more than 400 top-level ops is cut into private
-//    functions of 400 ops that take bare pointers (OutlineSegments.cpp):
-//    bufferization and deallocation cost more than linearly in the ops of
-//    one function;
 //  * one-shot bufferization over the whole module, identity layouts at the
 //    function boundary so the entry point passes plain pointers;
 //  * results become out-parameters the runtime owns, written in place
 //    (hoist-static-allocs), and temporaries are freed by the ownership-based
 //    deallocation pipeline, which frees at the end of the block, then moved
-//    up to just after their last use (FreeAfterLastUse.cpp);
+//    up to just after their last use (FreeAfterLastUse.cpp); the buffers
+//    of a function cut into pieces are hidden from that pipeline, whose
+//    simplification is quadratic in the buffers of a block, and freed the
+//    same way (OutlineSegments.cpp);
 //  * loops, then the LLVM dialect; math without an LLVM intrinsic (tanh, erf)
 //    calls libm.
+static constexpr const char *kPipelineCanonicalize = "canonicalize";
+// Then OutlineSegmentsPass (long functions in pieces; fusion too costs more
+// than linearly in the ops of one function), then:
 static constexpr const char *kPipeline =
-    "canonicalize,"
     "func.func(tessel-fuse-elementwise),"
     "canonicalize,cse";
-// Then OutlineSegmentsPass (long functions in pieces), then:
+// Then:
 static constexpr const char *kPipelineBufferize =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map}";
@@ -304,17 +309,21 @@ struct ApproximateMathPass
 LogicalResult mlir::tessel::buildBufferizePipeline(OpPassManager &pm) {
   static std::once_flag registered;
   std::call_once(registered, [] { registerAllPasses(); });
-  if (failed(parsePassPipeline(kPipeline, pm)))
+  if (failed(parsePassPipeline(kPipelineCanonicalize, pm)))
     return failure();
   pm.addPass(mlir::tessel::createOutlineSegmentsPass());
+  if (failed(parsePassPipeline(kPipeline, pm)))
+    return failure();
   if (failed(parsePassPipeline(kPipelineBufferize, pm)))
     return failure();
   pm.addPass(std::make_unique<CopyAliasedResultsPass>());
   if (failed(parsePassPipeline(kPipelineOutParams, pm)))
     return failure();
   pm.addPass(std::make_unique<ForwardOutParamsPass>());
+  pm.addNestedPass<func::FuncOp>(createHideCallerBuffersPass());
   if (failed(parsePassPipeline(kPipelineDealloc, pm)))
     return failure();
+  pm.addPass(createFreeCallerBuffersPass());
   pm.addNestedPass<func::FuncOp>(createFreeAfterLastUsePass());
   pm.addPass(std::make_unique<CopyToLinalgPass>());
   return success();
@@ -336,7 +345,7 @@ llvm::StringRef mlir::tessel::hostConversionsToLLVM() {
 
 LogicalResult mlir::tessel::buildHostToLLVMPipeline(OpPassManager &pm) {
   return parsePassPipeline(std::string(kLoopsToCF) + kHostConversionsToLLVM +
-                               ",reconcile-unrealized-casts",
+                               ",reconcile-unrealized-casts,canonicalize",
                            pm);
 }
 
@@ -368,6 +377,8 @@ void mlir::tessel::registerCpuPipeline() {
   registerPass([] { return createExpandFloatConversionsPass(); });
   registerPass([] { return createFreeAfterLastUsePass(); });
   registerPass([] { return createOutlineSegmentsPass(); });
+  registerPass([] { return createHideCallerBuffersPass(); });
+  registerPass([] { return createFreeCallerBuffersPass(); });
   registerPass([] { return createFuseElementwisePass(); });
   registerEntryPointPasses();
   PassPipelineRegistration<>(

@@ -10,6 +10,10 @@
 // the peak is what is live at once (1F1B then keeps p microbatches of
 // activations on the first stage, as its schedule promises).
 //
+// A function's argument the caller handed over (a dealloc marked
+// tessel_owned_argument: the pieces of a long function free the buffers
+// whose last reader they are, OutlineSegments.cpp) moves the same way.
+//
 // It moves only what it can prove: the allocation and the dealloc in one
 // block, every use of every alias (BufferViewFlowAnalysis) inside that block
 // and before the dealloc, and no use that turns the buffer into a raw pointer
@@ -39,11 +43,16 @@ Operation *lastUse(memref::DeallocOp dealloc,
                    const BufferViewFlowAnalysis &aliases) {
   Block *block = dealloc->getBlock();
   Value buffer = dealloc.getMemref();
+  // An allocation of this block, or an argument of it handed over by the
+  // caller (OutlineSegments.cpp).
   Operation *def = buffer.getDefiningOp<memref::AllocOp>();
-  if (!def || def->getBlock() != block)
+  auto arg = dyn_cast<BlockArgument>(buffer);
+  bool owned = arg && arg.getOwner() == block &&
+               dealloc->hasAttr(tessel::kOwnedArgument);
+  if (!owned && (!def || def->getBlock() != block))
     return nullptr;
   BufferViewFlowAnalysis::ValueSetT all = aliases.resolve(buffer);
-  Operation *last = def;
+  Operation *last = def; // null for an argument: not yet used
   for (Value alias : all) {
     for (Operation *user : alias.getUsers()) {
       if (user == dealloc)
@@ -58,7 +67,7 @@ Operation *lastUse(memref::DeallocOp dealloc,
       if (!ancestor || ancestor == dealloc ||
           dealloc->isBeforeInBlock(ancestor))
         return nullptr;
-      if (last->isBeforeInBlock(ancestor))
+      if (!last || last->isBeforeInBlock(ancestor))
         last = ancestor;
     }
   }

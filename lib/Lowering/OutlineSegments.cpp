@@ -10,11 +10,24 @@
 // see many small functions, and the program computes the same, in the same
 // order. Constants are cloned into each piece that reads them.
 //
+// The calling function then holds, after bufferization and out-parameters,
+// one buffer for every value that crosses pieces (thousands: the forward's
+// activations that the backward reads), and only calls and copies. The
+// ownership-based deallocation's simplification compares the buffers of a
+// block pairwise (20 s for 7,700 buffers), so such buffers are hidden from
+// it as tagged allocas (`--tessel-hide-caller-buffers`) and come back as
+// allocations (`--tessel-free-caller-buffers`): freed by the piece that
+// reads them last (called once, it owns the buffer from then on), else at
+// the end of the caller's block; FreeAfterLastUse then moves each free to
+// just after its last use. A call reads and writes its operands before
+// returning, so that is exact.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tessel/lowering/Lowering.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -25,6 +38,11 @@
 using namespace mlir;
 
 namespace {
+
+/// Marks a function whose body became calls of pieces.
+constexpr llvm::StringLiteral kCallsPieces = "tessel_calls_pieces";
+/// Marks an alloca that stands for a heap buffer of such a function.
+constexpr llvm::StringLiteral kHiddenBuffer = "tessel_hidden_buffer";
 
 struct OutlineSegmentsPass
     : PassWrapper<OutlineSegmentsPass, OperationPass<ModuleOp>> {
@@ -49,8 +67,35 @@ struct OutlineSegmentsPass
       if (!f.isExternal() && f.getBody().hasOneBlock() &&
           f.getBody().front().getOperations().size() > maxOps + 1)
         funcs.push_back(f);
-    for (func::FuncOp f : funcs)
+    for (func::FuncOp f : funcs) {
       outline(f);
+      f->setAttr(kCallsPieces, UnitAttr::get(f.getContext()));
+    }
+  }
+
+  static bool isRegionMark(Operation *op) {
+    auto call = dyn_cast<func::CallOp>(op);
+    return call && call.getCallee() == tessel::kRegionFunction;
+  }
+
+  /// Where the pieces of `ops` start: every max-ops ops, or, in a pipeline
+  /// stage's function (its schedule actions begin at tessel_rt_region
+  /// marks), at every action. A piece's outputs are allocated before its
+  /// call and its inputs freed after it, so a piece of several actions
+  /// would keep one microbatch's activations from its first action to its
+  /// last; with one action per piece, activations live as long as the
+  /// schedule keeps them, whatever the microbatch count.
+  SmallVector<size_t> pieceStarts(ArrayRef<Operation *> ops) {
+    SmallVector<size_t> starts = {0};
+    if (!llvm::any_of(ops, isRegionMark)) {
+      for (size_t i = maxOps; i < ops.size(); i += maxOps)
+        starts.push_back(i);
+      return starts;
+    }
+    for (size_t i = 1; i < ops.size(); ++i)
+      if (isRegionMark(ops[i]))
+        starts.push_back(i);
+    return starts;
   }
 
   /// Cuts `f`'s body into pieces, last to first (the earlier ops stay
@@ -60,12 +105,12 @@ struct OutlineSegmentsPass
     SmallVector<Operation *> ops;
     for (Operation &op : body.without_terminator())
       ops.push_back(&op);
-    int64_t pieces = (int64_t(ops.size()) + maxOps - 1) / maxOps;
-    for (int64_t k = pieces - 1; k >= 0; --k) {
-      auto begin = ops.begin() + k * maxOps;
-      auto end = ops.begin() + std::min<size_t>(ops.size(), (k + 1) * maxOps);
-      outlinePiece(f, ArrayRef<Operation *>(begin, end), k);
-    }
+    SmallVector<size_t> starts = pieceStarts(ops);
+    starts.push_back(ops.size());
+    for (int64_t k = int64_t(starts.size()) - 2; k >= 0; --k)
+      outlinePiece(f, ArrayRef<Operation *>(ops).slice(
+                          starts[k], starts[k + 1] - starts[k]),
+                   k);
   }
 
   static bool isCheapConstant(Operation *op) {
@@ -147,8 +192,131 @@ struct OutlineSegmentsPass
   }
 };
 
+/// Before the deallocation pipeline: in a function that calls pieces, each
+/// buffer only calls and copies use becomes a tagged alloca.
+struct HideCallerBuffersPass
+    : PassWrapper<HideCallerBuffersPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(HideCallerBuffersPass)
+  StringRef getArgument() const override {
+    return "tessel-hide-caller-buffers";
+  }
+  StringRef getDescription() const override {
+    return "In functions cut into pieces, buffers used only by calls and "
+           "copies become tagged allocas, which the deallocation pipeline "
+           "leaves alone (see tessel-free-caller-buffers)";
+  }
+  void runOnOperation() override {
+    func::FuncOp f = getOperation();
+    if (!f->hasAttr(kCallsPieces) || !f.getBody().hasOneBlock())
+      return;
+    SmallVector<memref::AllocOp> allocs;
+    for (auto alloc : f.getBody().front().getOps<memref::AllocOp>())
+      if (alloc.getType().hasStaticShape() &&
+          llvm::all_of(alloc->getUsers(), [](Operation *user) {
+            return isa<func::CallOp, memref::CopyOp>(user);
+          }))
+        allocs.push_back(alloc);
+    for (memref::AllocOp alloc : allocs) {
+      OpBuilder b(alloc);
+      auto alloca = memref::AllocaOp::create(b, alloc.getLoc(),
+                                             alloc.getType(), ValueRange{},
+                                             alloc.getAlignmentAttr());
+      alloca->setAttr(kHiddenBuffer, b.getUnitAttr());
+      alloc.replaceAllUsesWith(alloca.getResult());
+      alloc.erase();
+    }
+  }
+};
+
+/// After the deallocation pipeline: tagged allocas are heap buffers again.
+/// A buffer whose last use is a piece (called once) is freed by that piece,
+/// after its own last use there; any other is freed at the end of the
+/// caller's block. FreeAfterLastUse then moves each free up to just after
+/// the last use.
+struct FreeCallerBuffersPass
+    : PassWrapper<FreeCallerBuffersPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FreeCallerBuffersPass)
+  StringRef getArgument() const override {
+    return "tessel-free-caller-buffers";
+  }
+  StringRef getDescription() const override {
+    return "Buffers hidden by tessel-hide-caller-buffers become allocations "
+           "again, freed by the piece that reads them last or at the end of "
+           "their block";
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::DenseMap<StringAttr, int> calls;
+    module.walk([&](func::CallOp call) {
+      ++calls[call.getCalleeAttr().getAttr()];
+    });
+    for (auto f : module.getOps<func::FuncOp>()) {
+      f->removeAttr(kCallsPieces);
+      SmallVector<memref::AllocaOp> hidden;
+      f.walk([&](memref::AllocaOp alloca) {
+        if (alloca->hasAttr(kHiddenBuffer))
+          hidden.push_back(alloca);
+      });
+      for (memref::AllocaOp alloca : hidden)
+        restore(module, alloca, calls);
+    }
+  }
+
+  /// The piece `call` calls, when it may free its argument `operand`: a
+  /// private function with a body, called only here, that takes the buffer
+  /// once.
+  static func::FuncOp freeingPiece(ModuleOp module, func::CallOp call,
+                                   Value operand,
+                                   const llvm::DenseMap<StringAttr, int> &calls) {
+    auto piece = module.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
+    if (!piece || piece.isExternal() || !piece.isPrivate() ||
+        !piece->hasAttr("llvm.bareptr") || !piece.getBody().hasOneBlock() ||
+        calls.lookup(call.getCalleeAttr().getAttr()) != 1 ||
+        llvm::count(call.getOperands(), operand) != 1)
+      return {};
+    return piece;
+  }
+
+  static void restore(ModuleOp module, memref::AllocaOp alloca,
+                      const llvm::DenseMap<StringAttr, int> &calls) {
+    OpBuilder b(alloca);
+    auto alloc = memref::AllocOp::create(b, alloca.getLoc(), alloca.getType(),
+                                         ValueRange{},
+                                         alloca.getAlignmentAttr());
+    alloca.replaceAllUsesWith(alloc.getResult());
+    alloca.erase();
+    Operation *last = nullptr;
+    for (Operation *user : alloc->getUsers())
+      if (!last || last->isBeforeInBlock(user))
+        last = user;
+    auto call = dyn_cast_or_null<func::CallOp>(last);
+    func::FuncOp piece =
+        call ? freeingPiece(module, call, alloc, calls) : func::FuncOp();
+    if (!piece) {
+      b.setInsertionPoint(alloc->getBlock()->getTerminator());
+      memref::DeallocOp::create(b, alloc.getLoc(), alloc.getResult());
+      return;
+    }
+    unsigned index = llvm::find(call.getOperands(), alloc.getResult()) -
+                     call.getOperands().begin();
+    Block &body = piece.getBody().front();
+    b.setInsertionPoint(body.getTerminator());
+    auto dealloc =
+        memref::DeallocOp::create(b, alloc.getLoc(), body.getArgument(index));
+    dealloc->setAttr(tessel::kOwnedArgument, b.getUnitAttr());
+  }
+};
+
 } // namespace
 
 std::unique_ptr<Pass> mlir::tessel::createOutlineSegmentsPass() {
   return std::make_unique<OutlineSegmentsPass>();
+}
+
+std::unique_ptr<Pass> mlir::tessel::createHideCallerBuffersPass() {
+  return std::make_unique<HideCallerBuffersPass>();
+}
+
+std::unique_ptr<Pass> mlir::tessel::createFreeCallerBuffersPass() {
+  return std::make_unique<FreeCallerBuffersPass>();
 }

@@ -27,6 +27,12 @@ using namespace mlir::tessel::lowering;
 
 namespace {
 
+/// What a runtime call wrapper is made of (the callee, the wrapper's type,
+/// constants and scalars): wrappers with equal keys are one function, so a
+/// program of many layers has as many wrappers as distinct calls. The key
+/// is a tessel attribute, which the end of tessel-lower-to-linalg drops.
+constexpr llvm::StringLiteral kRuntimeCallKey = "tessel.runtime_call";
+
 /// A 1-D dynamic memref of `elem`, the type every runtime buffer has.
 MemRefType flatType(Type elem) {
   return MemRefType::get({ShapedType::kDynamic}, elem);
@@ -121,14 +127,24 @@ Value callRuntime(PatternRewriter &rw, Operation *anchor, StringRef name,
   SmallVector<Type> results;
   if (resultType)
     results.push_back(resultType);
+  FunctionType type = rw.getFunctionType(TypeRange(inputs), results);
+  SmallVector<Attribute> constantAttrs(constants.begin(), constants.end());
+  Attribute key = rw.getArrayAttr(
+      {rw.getStringAttr(name), TypeAttr::get(type),
+       rw.getArrayAttr(constantAttrs), rw.getDenseI64ArrayAttr(scalars)});
   func::FuncOp wrapper;
-  {
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (fn->getAttr(kRuntimeCallKey) == key) {
+      wrapper = fn;
+      break;
+    }
+  if (!wrapper) {
     OpBuilder::InsertionGuard g(rw);
     rw.setInsertionPointToEnd(module.getBody());
     wrapper = func::FuncOp::create(rw, loc, ("__tessel_call_" + name).str(),
-                                   rw.getFunctionType(TypeRange(inputs),
-                                                      results));
+                                   type);
     wrapper.setPrivate();
+    wrapper->setAttr(kRuntimeCallKey, key);
     SymbolTable(module).insert(wrapper); // unique name
     Block *body = wrapper.addEntryBlock();
     rw.setInsertionPointToStart(body);

@@ -137,3 +137,27 @@ func.func @shard_slice(%x: tensor<4x8xf32>) -> tensor<2x8xf32> {
 // CHECK:         %[[I:.*]] = arith.index_cast %[[OFF]] : i64 to index
 // CHECK:         tensor.extract_slice %{{.*}}[%[[I]], 0] [2, 8] [1, 1] : tensor<4x8xf32> to tensor<2x8xf32>
 // CHECK-NOT:     tessel_rt_collective
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=2]
+
+// Tests that the same runtime call made twice (the same matmul in every
+// layer) goes through one wrapper function, and that a call that differs
+// (another shape) gets a wrapper of its own; no key attribute is left.
+func.func @repeated(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %v: tensor<8x2xf32>) -> tensor<4x2xf32> {
+  %0 = tessel.dot_general %x, %w, batching = [] x [], contracting = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %1 = tessel.dot_general %0, %w, batching = [] x [], contracting = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %2 = tessel.dot_general %1, %v, batching = [] x [], contracting = [1] x [0] : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  return %2 : tensor<4x2xf32>
+}
+// CHECK-LABEL: func.func @repeated
+// CHECK:         call @[[SQ:__tessel_call_tessel_rt_gemm_f32[_0-9]*]](
+// CHECK:         call @[[SQ]](
+// CHECK:         call @[[NARROW:__tessel_call_tessel_rt_gemm_f32[_0-9]*]](
+// CHECK-NOT:     call @[[SQ]]
+// CHECK:         func.func private @[[SQ]](
+// CHECK-NOT:     tessel.runtime_call
+// CHECK:         func.func private @[[NARROW]](
+// CHECK-NOT:     func.func private @__tessel_call
+// CHECK-NOT:     tessel.runtime_call

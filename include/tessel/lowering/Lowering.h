@@ -106,6 +106,10 @@ std::unique_ptr<Pass> createExpandFloatConversionsPass();
 
 /// The runtime function a `tessel.region` mark becomes (runtime/Abi.h).
 constexpr llvm::StringLiteral kRegionFunction = "tessel_rt_region";
+/// On a memref.dealloc of a function's argument: the caller handed the
+/// buffer over (its last use is this call), so FreeAfterLastUse may move the
+/// free up to the argument's last use.
+constexpr llvm::StringLiteral kOwnedArgument = "tessel_owned_argument";
 
 /// Element-wise fusion (upstream's patterns) that never fuses across the
 /// schedule actions of a pipeline stage (lib/Lowering/FuseElementwise.cpp).
@@ -120,6 +124,14 @@ std::unique_ptr<Pass> createFreeAfterLastUsePass();
 /// functions of 400 ops each, before bufferization, whose cost grows faster
 /// than the ops of one function (lib/Lowering/OutlineSegments.cpp).
 std::unique_ptr<Pass> createOutlineSegmentsPass();
+/// Around the deallocation pipeline, for functions cut into pieces: their
+/// buffers are hidden from it as tagged allocas (its simplification is
+/// quadratic in the buffers of a block), then become allocations again,
+/// freed by the piece that reads them last (a dealloc of its argument
+/// marked kOwnedArgument) or at the end of the block
+/// (lib/Lowering/OutlineSegments.cpp).
+std::unique_ptr<Pass> createHideCallerBuffersPass();
+std::unique_ptr<Pass> createFreeCallerBuffersPass();
 
 struct CpuSelection; // tessel/lowering/CpuTarget.h
 
