@@ -40,6 +40,10 @@ config.substitutions.append(("%tessel_src", config.tessel_src_root))
 config.substitutions.append(("%tessel_bin", config.tessel_tools_dir))
 config.substitutions.append(("%tessel_build", config.tessel_obj_root))
 config.substitutions.append(("%PYTHON", sys.executable))
+# For tests that build C++ against LLVM's headers (test/sdk).
+config.substitutions.append(("%cxx", config.cxx))
+config.substitutions.append(
+    ("%llvm_include", os.path.join(config.llvm_tools_dir, "..", "include")))
 
 # Programs run under mpirun where the runtime has MPI and mpirun exists.
 import shutil

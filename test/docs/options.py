@@ -20,7 +20,8 @@ import sys
 # Where each tool is documented: (file, heading substring or None = whole file).
 HOMES = {
     "tessel-compile": [("docs/running.md", "`tessel-compile`"),
-                       ("docs/running.md", "The target CPU")],
+                       ("docs/running.md", "The target CPU"),
+                       ("docs/extending.md", None)],
     "tessel-interp": [("docs/interpreter.md", None), ("docs/autodiff.md", None)],
     "tessel-models": [("docs/models.md", None)],
     "tessel-run": [("docs/running.md", "Ranks: threads or MPI")],

@@ -12,6 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Driver.h"
+#include "Extensions.h"
+#include "tessel/Plugin.h"
 #include "tessel/dialects/tessel/TesselOps.h"
 #include "tessel/lowering/CpuTarget.h"
 #include "tessel/lowering/Target.h"
@@ -36,6 +39,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -44,6 +48,7 @@ using namespace mlir;
 using namespace mlir::tessel;
 namespace cl = llvm::cl;
 namespace tp = ::tessel::program;
+using tessel_compile::failWith;
 
 namespace {
 cl::OptionCategory category("tessel-compile options");
@@ -148,25 +153,85 @@ cl::opt<bool> accumulate("accumulate",
                          cl::cat(category));
 cl::opt<bool> timing("timing", cl::desc("Print the time of every pass"),
                      cl::cat(category));
+cl::list<std::string> passPlugins(
+    "load-pass-plugin",
+    cl::desc("Load a pass plugin (a shared library built against this "
+             "Tessel, docs/extending.md); its passes can run at --extend "
+             "points"),
+    cl::cat(category));
+cl::list<std::string> dialectPlugins(
+    "load-dialect-plugin",
+    cl::desc("Load a dialect plugin: its dialects may appear in the model"),
+    cl::cat(category));
+cl::list<std::string> extendSpecs(
+    "extend",
+    cl::desc("Run a pass pipeline at a point of the flow: "
+             "POINT[:TARGET]=PIPELINE, POINT one of after-propagation, "
+             "after-partition, before-lowering (may repeat)"),
+    cl::cat(category));
+cl::opt<bool> printPipelines(
+    "print-pipeline",
+    cl::desc("Print each pass pipeline as it runs, and each extension point "
+             "with what runs there"),
+    cl::cat(category));
 cl::opt<bool> printProgramInfo("print-program",
                                cl::desc("Print the program description the "
                                         "runtime reads"),
                                cl::cat(category));
 
-int failWith(const llvm::Twine &message) {
-  llvm::errs() << "tessel-compile: error: " << message << "\n";
-  return 1;
-}
 
 LogicalResult runPipeline(ModuleOp module, StringRef pipeline,
                           DefaultTimingManager &tm, TimingScope &scope) {
   PassManager pm(module.getContext());
   if (failed(parsePassPipeline(pipeline, pm)))
     return failure();
+  if (printPipelines) {
+    // Flushed: the passes' diagnostics go to stderr.
+    llvm::outs() << pipeline << "\n";
+    llvm::outs().flush();
+  }
   TimingScope nested = scope.nest(pipeline);
   if (timing)
     pm.enableTiming(nested);
   return pm.run(module);
+}
+
+std::vector<tessel_compile::Extension> extensions;
+
+/// Runs the --extend pipelines of `point` for this target.
+LogicalResult runExtensions(ModuleOp module, StringRef point,
+                            DefaultTimingManager &tm, TimingScope &scope) {
+  if (printPipelines) {
+    llvm::outs() << "// extension point " << point << "\n";
+    llvm::outs().flush();
+  }
+  for (const tessel_compile::Extension &e : extensions)
+    if (e.point == point && (e.target.empty() || e.target == target) &&
+        failed(runPipeline(module, e.pipeline, tm, scope)))
+      return failure();
+  return success();
+}
+
+/// Loads --load-pass-plugin and --load-dialect-plugin, then parses --extend
+/// (which may name the plugins' passes).
+LogicalResult loadPlugins(DialectRegistry &registry) {
+  for (const std::string &path : passPlugins)
+    if (llvm::Error e = loadPassPlugin(path)) {
+      failWith(llvm::toString(std::move(e)));
+      return failure();
+    }
+  for (const std::string &path : dialectPlugins)
+    if (llvm::Error e = loadDialectPlugin(path, registry)) {
+      failWith(llvm::toString(std::move(e)));
+      return failure();
+    }
+  auto parsed = tessel_compile::parseExtensions(extendSpecs);
+  if (!parsed) {
+    failWith(llvm::toString(parsed.takeError()));
+    return failure();
+  }
+  extensions = std::move(*parsed);
+  return success();
 }
 
 LogicalResult writeModule(ModuleOp module, StringRef path) {
@@ -179,146 +244,6 @@ LogicalResult writeModule(ModuleOp module, StringRef path) {
   module.print(out->os());
   out->keep();
   return success();
-}
-
-/// The libraries an executable of `target` links, after its object.
-std::vector<std::string> runtimeLibraries(StringRef target) {
-  std::vector<std::string> libs;
-  auto add = [&](StringRef list, char sep) {
-    SmallVector<StringRef> parts;
-    list.split(parts, sep, -1, false);
-    for (StringRef p : parts)
-      libs.push_back(p.str());
-  };
-  if (target == "cuda") {
-#ifdef TESSEL_GPU_RT_LIBRARY
-    libs = {TESSEL_GPU_RT_LIBRARY, TESSEL_PROGRAM_LIBRARY,
-            TESSEL_SUPPORT_LIBRARY};
-    add(TESSEL_LLVM_SUPPORT_LIBRARIES, ' ');
-    libs.insert(libs.end(), {TESSEL_CUDART_STATIC, "-ldl", "-lrt", "-lm",
-                             "-lpthread"});
-#endif
-    return libs;
-  }
-  libs = {TESSEL_RT_LIBRARY, TESSEL_PROGRAM_LIBRARY, TESSEL_SUPPORT_LIBRARY,
-          TESSEL_OPENBLAS_LIBRARY, "-lm", "-lpthread"};
-  // LLVMSupport and LLVMDemangle, static: executables run where there is
-  // no LLVM. MPI's libraries (a ;-separated CMake list).
-  add(TESSEL_LLVM_SUPPORT_LIBRARIES, ' ');
-  add(TESSEL_MPI_LIBRARIES, ';');
-  return libs;
-}
-
-/// Links `object` with the target's runtime into `outputFile`.
-/// Runs the C++ compiler driver with `args` (after the driver itself).
-int runDriver(std::vector<std::string> args, const std::string &what) {
-  std::string cxx = TESSEL_CXX;
-  if (const char *env = std::getenv("TESSEL_CXX"))
-    cxx = env;
-  llvm::ErrorOr<std::string> driver = llvm::sys::findProgramByName(cxx);
-  if (!driver)
-    return failWith("cannot find the C++ compiler driver '" + cxx +
-                    "' to link with (set TESSEL_CXX)");
-  args.insert(args.begin(), *driver);
-  SmallVector<StringRef> argRefs(args.begin(), args.end());
-  std::string linkError;
-  int rc = llvm::sys::ExecuteAndWait(*driver, argRefs, std::nullopt, {}, 0, 0,
-                                     &linkError);
-  if (rc != 0)
-    return failWith(what + " failed" +
-                    (linkError.empty() ? "" : ": " + linkError));
-  return 0;
-}
-
-int linkExecutable(const std::vector<std::string> &objects, StringRef target) {
-  std::vector<std::string> args = objects;
-  args.push_back("-o");
-  args.push_back(outputFile);
-  for (std::string &lib : runtimeLibraries(target))
-    args.push_back(std::move(lib));
-  // The sanitizers a TESSEL_SANITIZE build of the runtime needs
-  // (space-separated); usually empty.
-  SmallVector<StringRef> extra;
-  StringRef(TESSEL_LINK_FLAGS).split(extra, ' ', -1, false);
-  for (StringRef arg : extra)
-    args.push_back(arg.str());
-  int rc = runDriver(std::move(args), "linking " + outputFile);
-  for (const std::string &object : objects)
-    llvm::sys::fs::remove(object);
-  return rc;
-}
-
-/// Translates the LLVM-dialect module to LLVM IR, optimizes it and writes
-/// the object file (or the IR, for --emit llvm); then links. Host code is
-/// for `cpu` on every target.
-int emitNative(ModuleOp module, const CpuSelection &cpu, TimingScope &root) {
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule;
-  {
-    TimingScope t = root.nest("translate to LLVM IR");
-    auto translated = translateToLLVMIR(module, llvmContext);
-    if (!translated)
-      return failWith(llvm::toString(translated.takeError()));
-    llvmModule = std::move(*translated);
-  }
-  if (emit == "llvm") {
-    // As translated, before LLVM's optimizer: what `tessel-opt
-    // --tessel-cpu-pipeline | mlir-translate --mlir-to-llvmir` gives.
-    std::error_code ec;
-    llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return failWith("cannot write " + outputFile + ": " + ec.message());
-    llvmModule->print(out.os(), nullptr);
-    out.keep();
-    return 0;
-  }
-  // A GPU target's host code is glue around launches and library calls,
-  // one long function of them (a 24-layer GPT step: thousands): LLVM's
-  // optimizer gains nothing there and its vectorizers take minutes.
-  unsigned hostOptLevel = target == "cpu" ? unsigned(optLevel) : 0;
-  // The CPU target's large host functions (a step's entry code) are
-  // written apart, unoptimized (--unoptimized-host-size).
-  std::unique_ptr<llvm::Module> host;
-  if (hostOptLevel > 0) {
-    TimingScope t = root.nest("optimize LLVM IR");
-    host = splitLargeHostFunctions(*llvmModule, largeHostFunction);
-    if (llvm::Error err = optimizeLLVMIR(*llvmModule, cpu, optLevel))
-      return failWith(llvm::toString(std::move(err)));
-  } else {
-    moveHalfWordsAsIntegers(*llvmModule);
-  }
-  std::vector<std::string> objects = {
-      emit == "obj" && !host ? outputFile : outputFile + ".o"};
-  {
-    TimingScope t = root.nest("emit object code");
-    if (llvm::Error err =
-            writeObjectFile(*llvmModule, objects[0], cpu, hostOptLevel))
-      return failWith(llvm::toString(std::move(err)));
-  }
-  if (host) {
-    size_t functions = llvm::count_if(
-        *host, [](const llvm::Function &f) { return !f.isDeclaration(); });
-    TimingScope t = root.nest("emit host object code (" +
-                              std::to_string(functions) +
-                              " functions, unoptimized)");
-    moveHalfWordsAsIntegers(*host);
-    objects.push_back(outputFile + ".host.o");
-    if (llvm::Error err = writeObjectFile(*host, objects[1], cpu, 0))
-      return failWith(llvm::toString(std::move(err)));
-  }
-  if (emit == "obj") {
-    if (!host)
-      return 0;
-    // One relocatable object of both.
-    std::vector<std::string> args = {"-r",       "-nostdlib", objects[0],
-                                     objects[1], "-o",        outputFile};
-    int rc = runDriver(args, "combining the objects into " + outputFile);
-    for (const std::string &object : objects)
-      llvm::sys::fs::remove(object);
-    return rc;
-  }
-  TimingScope t = root.nest("link");
-  return linkExecutable(objects, target);
 }
 
 /// The option names of --tessel-train-step that --optimizer may set (from
@@ -574,7 +499,7 @@ int main(int argc, char **argv) {
     return failWith("give the output with -o NAME");
   if (!strategy.empty() && !rulesFile.empty())
     return failWith("give --strategy or --rules, not both");
-  if (emit == "exe" && runtimeLibraries(target).empty())
+  if (emit == "exe" && tessel_compile::runtimeLibraries(target).empty())
     return failWith("--target " + target + ": this Tessel was built without "
                     "that target's runtime (for cuda: the CUDA toolkit was "
                     "not found when it was configured)");
@@ -601,6 +526,8 @@ int main(int argc, char **argv) {
   func::registerInlinerExtension(registry);
   registerTesselPasses();
   registerCpuPipeline();
+  if (failed(loadPlugins(registry)))
+    return 1;
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   // A diagnostic names its location; the whole op (a model's forward) as a
@@ -626,6 +553,8 @@ int main(int argc, char **argv) {
   if (steps.empty())
     return 1;
   const std::string &stepName = steps.front();
+  if (failed(runExtensions(*module, "after-propagation", tm, root)))
+    return 1;
   if (emit == "tessel")
     return failed(writeModule(*module, outputFile));
   bool hasMesh = !module->getOps<MeshOp>().empty();
@@ -650,6 +579,8 @@ int main(int argc, char **argv) {
   if (hasMesh &&
       failed(runPipeline(*module, "tessel-optimize-collectives", tm, root)))
     return 1;
+  if (failed(runExtensions(*module, "after-partition", tm, root)))
+    return 1;
   if (emit == "local")
     return failed(writeModule(*module, outputFile));
 
@@ -668,7 +599,8 @@ int main(int argc, char **argv) {
                  << "\n";
   if (failed(runPipeline(*module, "tessel-lower-to-linalg{target=" + target +
                                       "}",
-                         tm, root)))
+                         tm, root)) ||
+      failed(runExtensions(*module, "before-lowering", tm, root)))
     return 1;
   if (emit == "linalg")
     return failed(writeModule(*module, outputFile));
@@ -679,5 +611,7 @@ int main(int argc, char **argv) {
     lowering = loweringPipeline;
   if (failed(runPipeline(*module, lowering + ",tessel-emit-entry", tm, root)))
     return 1;
-  return emitNative(*module, *cpu, root);
+  tessel_compile::NativeOptions native{outputFile, emit, target, optLevel,
+                                       largeHostFunction};
+  return tessel_compile::emitNative(*module, *cpu, native, root);
 }

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tessel/Plugin.h"
 #include "tessel/dialects/tessel/TesselDialect.h"
 #include "tessel/lowering/Lowering.h"
 #include "tessel/passes/Passes.h"
@@ -30,6 +31,14 @@ void registerTesselTestPasses();
 } // namespace mlir::tessel
 
 int main(int argc, char **argv) {
+  // MlirOptMain loads --load-pass-plugin / --load-dialect-plugin itself;
+  // first refuse a plugin built against another Tessel.
+  if (llvm::Error e = mlir::tessel::checkPlugins(
+          mlir::tessel::findPluginArguments(argc, argv))) {
+    llvm::errs() << "tessel-opt: error: " << llvm::toString(std::move(e))
+                 << "\n";
+    return 1;
+  }
   mlir::DialectRegistry registry;
   registry.insert<mlir::tessel::TesselDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect, mlir::math::MathDialect,

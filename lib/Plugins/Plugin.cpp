@@ -1,0 +1,99 @@
+//===- Plugin.cpp - pass and dialect plugins for Tessel's tools -----------===//
+
+#include "tessel/Plugin.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+
+llvm::Error mlir::tessel::checkPluginVersion(llvm::StringRef path,
+                                             llvm::StringRef version) {
+  if (!version.starts_with("tessel-") || version == TESSEL_PLUGIN_VERSION)
+    return llvm::Error::success();
+  return llvm::createStringError(llvm::formatv(
+      "plugin '{0}' was built against Tessel {1}, but this is Tessel {2}: "
+      "rebuild it against this installation (find_package(Tessel {2}))",
+      path, version.drop_front(7), TESSEL_VERSION_STRING));
+}
+
+namespace {
+
+/// Errors from loading name the file and what was expected of it.
+llvm::Error loadFailed(llvm::StringRef kind, llvm::StringRef path,
+                       llvm::Error error) {
+  return llvm::createStringError(llvm::formatv(
+      "cannot load {0} plugin '{1}': {2} (a {0} plugin is a shared library "
+      "exporting mlirGet{3}PluginInfo; see docs/extending.md)",
+      kind, path, llvm::toString(std::move(error)),
+      kind == "pass" ? "Pass" : "Dialect"));
+}
+
+} // namespace
+
+llvm::Error mlir::tessel::loadPassPlugin(llvm::StringRef path) {
+  auto plugin = PassPlugin::load(path.str());
+  if (!plugin)
+    return loadFailed("pass", path, plugin.takeError());
+  if (llvm::Error e = checkPluginVersion(path, plugin->getPluginVersion()))
+    return e;
+  plugin->registerPassRegistryCallbacks();
+  return llvm::Error::success();
+}
+
+llvm::Error mlir::tessel::loadDialectPlugin(llvm::StringRef path,
+                                            DialectRegistry &registry) {
+  auto plugin = DialectPlugin::load(path.str());
+  if (!plugin)
+    return loadFailed("dialect", path, plugin.takeError());
+  if (llvm::Error e = checkPluginVersion(path, plugin->getPluginVersion()))
+    return e;
+  plugin->registerDialectRegistryCallbacks(registry);
+  return llvm::Error::success();
+}
+
+mlir::tessel::PluginArguments mlir::tessel::findPluginArguments(int argc,
+                                                                char **argv) {
+  PluginArguments found;
+  auto match = [&](llvm::StringRef arg, int &i, llvm::StringRef name,
+                   std::vector<std::string> &into) {
+    for (llvm::StringRef dashes : {"--", "-"}) {
+      llvm::StringRef rest = arg;
+      if (!rest.consume_front(dashes) || !rest.consume_front(name))
+        continue;
+      if (rest.consume_front("="))
+        into.push_back(rest.str());
+      else if (rest.empty() && i + 1 < argc)
+        into.push_back(argv[++i]);
+      else
+        continue;
+      return true;
+    }
+    return false;
+  };
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg = argv[i];
+    if (arg == "--")
+      break;
+    if (!match(arg, i, "load-pass-plugin", found.passPlugins))
+      match(arg, i, "load-dialect-plugin", found.dialectPlugins);
+  }
+  return found;
+}
+
+llvm::Error mlir::tessel::checkPlugins(const PluginArguments &args) {
+  for (const std::string &path : args.passPlugins) {
+    auto plugin = PassPlugin::load(path);
+    if (!plugin)
+      return loadFailed("pass", path, plugin.takeError());
+    if (llvm::Error e = checkPluginVersion(path, plugin->getPluginVersion()))
+      return e;
+  }
+  for (const std::string &path : args.dialectPlugins) {
+    auto plugin = DialectPlugin::load(path);
+    if (!plugin)
+      return loadFailed("dialect", path, plugin.takeError());
+    if (llvm::Error e = checkPluginVersion(path, plugin->getPluginVersion()))
+      return e;
+  }
+  return llvm::Error::success();
+}

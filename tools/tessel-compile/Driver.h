@@ -1,0 +1,44 @@
+//===- Driver.h - what tessel-compile's files share -----------------------===//
+
+#ifndef TESSEL_TOOLS_TESSEL_COMPILE_DRIVER_H
+#define TESSEL_TOOLS_TESSEL_COMPILE_DRIVER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::tessel {
+struct CpuSelection;
+} // namespace mlir::tessel
+
+namespace tessel_compile {
+
+/// Prints "tessel-compile: error: MESSAGE" and returns 1.
+int failWith(const llvm::Twine &message);
+
+/// What the end of the flow needs of the command line.
+struct NativeOptions {
+  std::string output; // -o
+  std::string emit;   // llvm, obj or exe
+  std::string target; // --target
+  unsigned optLevel = 2;
+  unsigned largeHostFunction = 0;
+};
+
+/// The libraries an executable of `target` links after its objects; empty
+/// when this Tessel was built without that target's runtime.
+std::vector<std::string> runtimeLibraries(llvm::StringRef target);
+
+/// Translates the LLVM-dialect `module` to LLVM IR, optimizes it and writes
+/// the object file(s) (or the IR, for --emit llvm); then links. Host code
+/// is for `cpu` on every target. Returns the exit code.
+int emitNative(mlir::ModuleOp module, const mlir::tessel::CpuSelection &cpu,
+               const NativeOptions &options, mlir::TimingScope &root);
+
+} // namespace tessel_compile
+
+#endif // TESSEL_TOOLS_TESSEL_COMPILE_DRIVER_H
