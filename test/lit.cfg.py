@@ -42,6 +42,7 @@ config.substitutions.append(("%tessel_build", config.tessel_obj_root))
 config.substitutions.append(("%PYTHON", sys.executable))
 # For tests that build C++ against LLVM's headers (test/sdk).
 config.substitutions.append(("%cxx", config.cxx))
+config.substitutions.append(("%cc", config.cc))
 config.substitutions.append(
     ("%llvm_include", os.path.join(config.llvm_tools_dir, "..", "include")))
 

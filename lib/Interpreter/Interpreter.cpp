@@ -168,6 +168,26 @@ llvm::Error Evaluator::eval(Operation *op) {
     set(topk.getIndices(), kernels::convert(i, *idt));
     return llvm::Error::success();
   }
+  if (auto cc = dyn_cast<CustomCallOp>(op)) {
+    std::vector<const HostTensor *> inputs;
+    for (Value v : cc.getInputs())
+      inputs.push_back(&in(v));
+    std::vector<std::pair<DType, Shape>> outputs;
+    for (Type t : cc.getResultTypes()) {
+      llvm::Expected<DType> dt = dtypeOf(t);
+      if (!dt)
+        return dt.takeError();
+      auto shape = cast<RankedTensorType>(t).getShape();
+      outputs.emplace_back(*dt, Shape(shape.begin(), shape.end()));
+    }
+    auto results = kernels::customCall(cc.getKernel(), inputs, outputs,
+                                       cc.getConfig());
+    if (!results)
+      return opError(op, llvm::toString(results.takeError()));
+    for (auto [res, value] : llvm::zip(cc.getResults(), *results))
+      set(res, std::move(value));
+    return llvm::Error::success();
+  }
   if (isa<RegionOp>(op)) // timing only: nothing to compute
     return llvm::Error::success();
   if (auto send = dyn_cast<SendOp>(op)) {

@@ -13,6 +13,7 @@
 #include "tessel/dialects/tessel/TesselDialect.h"
 #include "tessel/interpreter/Inputs.h"
 #include "tessel/interpreter/Interpreter.h"
+#include "tessel/support/CustomCalls.h"
 #include "tessel/program/Describe.h"
 #include "tessel/support/Random.h"
 #include "tessel/support/TokenFile.h"
@@ -51,6 +52,11 @@ static llvm::cl::opt<std::string>
                             "together, each on the ranks of its mesh (the "
                             "stages of a pipeline)"),
              llvm::cl::cat(toolCategory));
+static llvm::cl::opt<std::string> customCallLibraries(
+    "custom-calls",
+    llvm::cl::desc("Shared libraries of custom-call kernels "
+                   "(comma-separated; tessel/runtime/CustomCall.h)"),
+    llvm::cl::value_desc("lib.so,..."), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<std::string> saveInputsFile(
     "save-inputs",
     llvm::cl::desc("Also write the function's inputs (given, initialized "
@@ -275,6 +281,12 @@ int main(int argc, char **argv) {
       "Tessel reference interpreter\n\n"
       "Runs a function of tessel ops on host tensors; a "
       "tessel.spmd function runs as one thread per device.\n");
+  if (llvm::Error e =
+          ::tessel::customcalls::loadLibraries(customCallLibraries)) {
+    llvm::errs() << "tessel-interp: error: " << llvm::toString(std::move(e))
+                 << "\n";
+    return 1;
+  }
 
   DialectRegistry registry;
   registry.insert<mlir::tessel::TesselDialect, func::FuncDialect>();

@@ -13,6 +13,8 @@
 
 #include "tessel/support/HostTensor.h"
 
+#include "llvm/Support/Error.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -83,6 +85,14 @@ HostTensor softmaxCrossEntropy(const HostTensor &logits,
 
 /// Elementwise reduction of same-shaped tensors, in order.
 HostTensor reduceAll(llvm::ArrayRef<const HostTensor *> xs, Reduction kind);
+
+/// tessel.custom_call: the kernel `name` of the libraries loaded with
+/// --custom-calls (tessel/support/CustomCalls.h) on `inputs`, giving
+/// results of `outputs`' element types and shapes.
+llvm::Expected<std::vector<HostTensor>>
+customCall(llvm::StringRef name, llvm::ArrayRef<const HostTensor *> inputs,
+           llvm::ArrayRef<std::pair<DType, Shape>> outputs,
+           llvm::StringRef config);
 
 } // namespace tessel::kernels
 

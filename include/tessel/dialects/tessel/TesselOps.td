@@ -513,5 +513,6 @@ def Tessel_CumsumOp : Tessel_Op<"cumsum", [DeclareOpInterfaceMethods<Tessel_VjpO
 
 include "tessel/dialects/tessel/TesselNNOps.td"
 include "tessel/dialects/tessel/TesselCollectiveOps.td"
+include "tessel/dialects/tessel/TesselCustomCallOps.td"
 
 #endif // TESSEL_DIALECTS_TESSEL_TESSELOPS_TD
