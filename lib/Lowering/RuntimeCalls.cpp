@@ -14,6 +14,7 @@
 #include "tessel/lowering/CommGroups.h"
 #include "tessel/lowering/Lowering.h"
 #include "tessel/runtime/Abi.h"
+#include "tessel/runtime/CustomCall.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -492,6 +493,128 @@ struct RegionLowering : OpRewritePattern<RegionOp> {
 
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// tessel.custom_call
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The element type code of tessel/runtime/CustomCall.h.
+int64_t dtypeCode(Type elem) {
+  if (elem.isF16())
+    return TESSEL_DTYPE_F16;
+  if (elem.isBF16())
+    return TESSEL_DTYPE_BF16;
+  if (elem.isF32())
+    return TESSEL_DTYPE_F32;
+  if (elem.isF64())
+    return TESSEL_DTYPE_F64;
+  if (elem.isInteger(1))
+    return TESSEL_DTYPE_I1;
+  return elem.isInteger(32) ? TESSEL_DTYPE_I32 : TESSEL_DTYPE_I64;
+}
+
+/// tessel_rt_custom_call's descriptor (tessel/runtime/Abi.h).
+SmallVector<int64_t> customCallDescriptor(CustomCallOp op) {
+  SmallVector<int64_t> desc = {int64_t(op.getInputs().size()),
+                               int64_t(op.getNumResults())};
+  SmallVector<Type> types(op.getInputs().getTypes());
+  llvm::append_range(types, op.getResultTypes());
+  for (Type t : types) {
+    auto tensor = cast<RankedTensorType>(t);
+    desc.push_back(dtypeCode(tensor.getElementType()));
+    desc.push_back(tensor.getRank());
+    llvm::append_range(desc, tensor.getShape());
+  }
+  for (StringRef text : {op.getKernel(), op.getConfig()}) {
+    desc.push_back(text.size());
+    for (char c : text)
+      desc.push_back(c);
+  }
+  return desc;
+}
+
+/// custom_call -> a private function of tensors that stores its buffers'
+/// addresses in an array and calls tessel_rt_custom_call (as callRuntime's
+/// wrappers: bufferization sees a call reading its operands and returning
+/// fresh tensors).
+struct CustomCallLowering : OpRewritePattern<CustomCallOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CustomCallOp op,
+                                PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto module = op->getParentOfType<ModuleOp>();
+    Type i64 = rw.getI64Type();
+    FlatSymbolRefAttr callee = declareRuntime(
+        rw, op, "tessel_rt_custom_call", {flatType(i64), flatType(i64)}, {});
+    func::FuncOp wrapper;
+    {
+      OpBuilder::InsertionGuard g(rw);
+      rw.setInsertionPointToEnd(module.getBody());
+      wrapper = func::FuncOp::create(
+          rw, loc, ("__tessel_custom_" + op.getKernel()).str(),
+          rw.getFunctionType(op.getInputs().getTypes(), op.getResultTypes()));
+      wrapper.setPrivate();
+      SymbolTable(module).insert(wrapper);
+      Block *body = wrapper.addEntryBlock();
+      rw.setInsertionPointToStart(body);
+      SmallVector<Value> buffers;
+      for (BlockArgument a : body->getArguments()) {
+        auto type = cast<RankedTensorType>(a.getType());
+        buffers.push_back(bufferization::ToBufferOp::create(
+            rw, loc, MemRefType::get(type.getShape(), type.getElementType()),
+            a, /*read_only=*/true));
+      }
+      SmallVector<Value> outputs;
+      for (Type t : op.getResultTypes()) {
+        auto type = cast<RankedTensorType>(t);
+        outputs.push_back(memref::AllocOp::create(
+            rw, loc, MemRefType::get(type.getShape(), type.getElementType()),
+            rw.getI64IntegerAttr(64)));
+        buffers.push_back(outputs.back());
+      }
+      auto addresses = memref::AllocaOp::create(
+          rw, loc, MemRefType::get({int64_t(buffers.size())}, i64));
+      for (auto [k, buffer] : llvm::enumerate(buffers)) {
+        Value index =
+            memref::ExtractAlignedPointerAsIndexOp::create(rw, loc, buffer);
+        Value address = arith::IndexCastOp::create(rw, loc, i64, index);
+        Value at = arith::ConstantIndexOp::create(rw, loc, k);
+        memref::StoreOp::create(rw, loc, address, addresses, ValueRange{at});
+      }
+      auto desc = customCallDescriptor(op);
+      auto descAttr = DenseElementsAttr::get(
+          RankedTensorType::get({int64_t(desc.size())}, i64),
+          ArrayRef<int64_t>(desc));
+      Value descBuffer = inputBuffer(
+          rw, loc, arith::ConstantOp::create(rw, loc, descAttr));
+      func::CallOp::create(rw, loc, callee, TypeRange{},
+                           ValueRange{flatten(rw, loc, addresses), descBuffer});
+      SmallVector<Value> returned;
+      for (auto [out, t] : llvm::zip(outputs, op.getResultTypes()))
+        returned.push_back(bufferization::ToTensorOp::create(
+            rw, loc, t, out, /*restrict=*/true, /*writable=*/true));
+      func::ReturnOp::create(rw, loc, returned);
+    }
+    rw.replaceOpWithNewOp<func::CallOp>(op, wrapper, op.getInputs());
+    return success();
+  }
+};
+
+/// The cuda target has no kernel entry for custom calls yet.
+struct CustomCallUnsupported : OpRewritePattern<CustomCallOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CustomCallOp op,
+                                PatternRewriter &rw) const override {
+    op.emitError() << "custom call @" << op.getKernel()
+                   << ": this target runs custom calls only on the CPU "
+                      "(tessel/runtime/CustomCall.h has no GPU entry yet)";
+    return failure();
+  }
+};
+
+} // namespace
+
 static void populateCommunicationPatterns(RewritePatternSet &patterns) {
   patterns.add<AllReduceLowering, AllGatherLowering, ReduceScatterLowering,
                AllToAllLowering, CollectivePermuteLowering, SendLowering,
@@ -502,10 +625,12 @@ static void populateCommunicationPatterns(RewritePatternSet &patterns) {
 
 void mlir::tessel::populateCpuDevicePatterns(RewritePatternSet &patterns) {
   patterns.add<DotGeneralLowering>(patterns.getContext(), /*widen=*/true);
+  patterns.add<CustomCallLowering>(patterns.getContext());
   populateCommunicationPatterns(patterns);
 }
 
 void mlir::tessel::populateCudaDevicePatterns(RewritePatternSet &patterns) {
   patterns.add<DotGeneralLowering>(patterns.getContext(), /*widen=*/false);
+  patterns.add<CustomCallUnsupported>(patterns.getContext());
   populateCommunicationPatterns(patterns);
 }

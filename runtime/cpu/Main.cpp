@@ -11,6 +11,7 @@
 #include "Run.h"
 #include "tessel/runtime/Checkpoint.h"
 #include "tessel/runtime/CpuFeatures.h"
+#include "tessel/support/CustomCalls.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -128,6 +129,11 @@ llvm::cl::opt<unsigned> timeoutSeconds(
     llvm::cl::desc("Seconds a collective waits for the other ranks before "
                    "the run fails"),
     llvm::cl::init(30), llvm::cl::cat(category));
+llvm::cl::opt<std::string> customCallLibraries(
+    "custom-calls",
+    llvm::cl::desc("Shared libraries of the program's custom-call kernels "
+                   "(comma-separated; tessel/runtime/CustomCall.h)"),
+    llvm::cl::value_desc("lib.so,..."), llvm::cl::cat(category));
 llvm::cl::opt<std::string> metricsFile(
     "metrics",
     llvm::cl::desc("Append one JSON object per printed step and evaluation "
@@ -302,6 +308,9 @@ int main(int argc, char **argv) {
                                     "A training step compiled by Tessel\n");
   if (std::string why = checkFlags(); !why.empty())
     return failWith(why);
+  if (llvm::Error err =
+          tessel::customcalls::loadLibraries(customCallLibraries))
+    return failWith(llvm::toString(std::move(err)));
   Run run;
   run.options = options();
   llvm::Expected<program::Program> program =

@@ -94,6 +94,17 @@ void tessel_rt_gemm_f16(TESSEL_RT_MEMREF(uint16_t, a),
                         int64_t m, int64_t n, int64_t k, int64_t transA,
                         int64_t transB);
 
+/* tessel.custom_call: runs the kernel named in `desc` (found in the
+ * --custom-calls libraries, tessel/runtime/CustomCall.h) on `buffers`, the
+ * aligned addresses of its inputs then its outputs (as int64). `desc`:
+ *   [number of inputs, number of outputs,
+ *    per buffer (inputs, then outputs): dtype, rank, shape[rank],
+ *    name length, name characters..., config length, config characters...]
+ * (dtype as enum TesselDType, one character per element). A kernel that is
+ * missing or fails ends the program with a message naming it. */
+void tessel_rt_custom_call(TESSEL_RT_MEMREF(int64_t, buffers),
+                           TESSEL_RT_MEMREF(int64_t, desc));
+
 #define TESSEL_RT_DECLARE_COLLECTIVE(suffix, T)                                \
   void tessel_rt_collective_##suffix(TESSEL_RT_MEMREF(T, in),                  \
                                      TESSEL_RT_MEMREF(T, out),                 \

@@ -1,0 +1,65 @@
+//===- CustomCall.cpp - tessel.custom_call in compiled programs -----------===//
+//
+// tessel_rt_custom_call (tessel/runtime/Abi.h): the descriptor the lowering
+// wrote, decoded into the kernel ABI's buffers (tessel/runtime/CustomCall.h),
+// and the kernel found by name in the --custom-calls libraries.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessel/runtime/Abi.h"
+#include "tessel/support/CustomCalls.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+/// Ends the program from whichever rank thread finds the problem: _Exit,
+/// since the other ranks are still running (exit's destructors would pull
+/// their state away under them).
+[[noreturn]] void fail(const std::string &message) {
+  llvm::errs() << "error: " << message << "\n";
+  llvm::errs().flush();
+  std::_Exit(1);
+}
+
+std::string readString(const int64_t *&at) {
+  int64_t n = *at++;
+  std::string s;
+  for (int64_t k = 0; k < n; ++k)
+    s.push_back(char(*at++));
+  return s;
+}
+
+} // namespace
+
+extern "C" void tessel_rt_custom_call(TESSEL_RT_MEMREF(int64_t, buffers),
+                                      TESSEL_RT_MEMREF(int64_t, desc)) {
+  const int64_t *addresses = buffers + buffers_offset;
+  const int64_t *at = desc + desc_offset;
+  int64_t numInputs = *at++, numOutputs = *at++;
+  std::vector<TesselBuffer> all;
+  for (int64_t k = 0; k < numInputs + numOutputs; ++k) {
+    TesselBuffer b;
+    b.data = reinterpret_cast<void *>(addresses[k]);
+    b.dtype = int32_t(*at++);
+    b.rank = int32_t(*at++);
+    b.shape = at;
+    at += b.rank;
+    all.push_back(b);
+  }
+  std::string name = readString(at);
+  std::string config = readString(at);
+  llvm::Expected<TesselCpuKernel> kernel = tessel::customcalls::lookup(name);
+  if (!kernel)
+    fail(llvm::toString(kernel.takeError()));
+  int32_t rc = (*kernel)(all.data(), int32_t(numInputs),
+                         all.data() + numInputs, int32_t(numOutputs),
+                         config.c_str());
+  if (rc != 0)
+    fail("custom call @" + name + " failed (its kernel returned " +
+         std::to_string(rc) + ")");
+}
