@@ -301,6 +301,21 @@ int launch(Run &run, int64_t ranks, bool &writer) {
 
 } // namespace
 
+/// The libraries tessel-compile --custom-calls copied beside the executable
+/// (NAME.kernels/*.so), comma-separated; empty when there are none.
+static std::string kernelsBeside(const char *argv0) {
+  static int anchor;
+  std::string exe =
+      llvm::sys::fs::getMainExecutable(argv0, static_cast<void *>(&anchor));
+  std::string dir = exe + ".kernels", list;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec))
+    if (llvm::StringRef(it->path()).ends_with(".so"))
+      list += (list.empty() ? "" : ",") + it->path();
+  return list;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::cl::HideUnrelatedOptions(category);
@@ -308,8 +323,9 @@ int main(int argc, char **argv) {
                                     "A training step compiled by Tessel\n");
   if (std::string why = checkFlags(); !why.empty())
     return failWith(why);
-  if (llvm::Error err =
-          tessel::customcalls::loadLibraries(customCallLibraries))
+  if (llvm::Error err = tessel::customcalls::loadLibraries(
+          customCallLibraries.empty() ? kernelsBeside(argv[0])
+                                      : customCallLibraries.getValue()))
     return failWith(llvm::toString(std::move(err)));
   Run run;
   run.options = options();

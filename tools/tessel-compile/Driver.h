@@ -39,6 +39,16 @@ std::vector<std::string> runtimeLibraries(llvm::StringRef target);
 int emitNative(mlir::ModuleOp module, const mlir::tessel::CpuSelection &cpu,
                const NativeOptions &options, mlir::TimingScope &root);
 
+/// With --custom-calls LIBS: loads them and checks that every custom
+/// call's kernel is in one of them (an error on the op naming the kernel).
+llvm::LogicalResult checkCustomCalls(mlir::ModuleOp module,
+                                     llvm::StringRef libraries);
+
+/// Copies the --custom-calls libraries into OUTPUT.kernels/, where the
+/// executable loads them when run without --custom-calls. Returns the exit
+/// code.
+int copyKernelLibraries(llvm::StringRef libraries, llvm::StringRef output);
+
 } // namespace tessel_compile
 
 #endif // TESSEL_TOOLS_TESSEL_COMPILE_DRIVER_H

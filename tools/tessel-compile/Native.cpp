@@ -8,8 +8,10 @@
 
 #include "Driver.h"
 
+#include "tessel/dialects/tessel/TesselOps.h"
 #include "tessel/lowering/CpuTarget.h"
 #include "tessel/lowering/Lowering.h"
+#include "tessel/support/CustomCalls.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -197,3 +199,40 @@ int tessel_compile::emitNative(ModuleOp module, const CpuSelection &cpu,
   return linkExecutable(objects, options);
 }
 
+
+llvm::LogicalResult tessel_compile::checkCustomCalls(ModuleOp module,
+                                                     StringRef libraries) {
+  if (libraries.empty())
+    return llvm::success();
+  if (llvm::Error e = ::tessel::customcalls::loadLibraries(libraries)) {
+    failWith(llvm::toString(std::move(e)));
+    return llvm::failure();
+  }
+  WalkResult walk = module.walk([](CustomCallOp op) {
+    auto kernel = ::tessel::customcalls::lookup(op.getKernel());
+    if (kernel)
+      return WalkResult::advance();
+    op.emitError() << llvm::toString(kernel.takeError());
+    return WalkResult::interrupt();
+  });
+  return llvm::failure(walk.wasInterrupted());
+}
+
+int tessel_compile::copyKernelLibraries(StringRef libraries,
+                                        StringRef output) {
+  SmallVector<StringRef> paths;
+  libraries.split(paths, ',', -1, false);
+  if (paths.empty())
+    return 0;
+  std::string dir = (output + ".kernels").str();
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return failWith("cannot create " + dir + ": " + ec.message());
+  for (StringRef path : paths) {
+    SmallString<256> to(dir);
+    llvm::sys::path::append(to, llvm::sys::path::filename(path.trim()));
+    if (std::error_code ec = llvm::sys::fs::copy_file(path.trim(), to))
+      return failWith("cannot copy " + path.trim() + " to " + to + ": " +
+                      ec.message());
+  }
+  return 0;
+}

@@ -169,6 +169,13 @@ cl::list<std::string> extendSpecs(
              "POINT[:TARGET]=PIPELINE, POINT one of after-propagation, "
              "after-partition, before-lowering (may repeat)"),
     cl::cat(category));
+cl::opt<std::string> customCallLibraries(
+    "custom-calls",
+    cl::desc("Shared libraries of the model's custom-call kernels "
+             "(comma-separated): every kernel the program calls must be in "
+             "one of them, and they are copied beside the executable "
+             "(NAME.kernels/), where it finds them at run time"),
+    cl::cat(category));
 cl::opt<bool> printPipelines(
     "print-pipeline",
     cl::desc("Print each pass pipeline as it runs, and each extension point "
@@ -543,6 +550,8 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
+  if (failed(tessel_compile::checkCustomCalls(*module, customCallLibraries)))
+    return 1;
 
   DefaultTimingManager tm;
   tm.setEnabled(timing);
@@ -613,5 +622,9 @@ int main(int argc, char **argv) {
     return 1;
   tessel_compile::NativeOptions native{outputFile, emit, target, optLevel,
                                        largeHostFunction};
-  return tessel_compile::emitNative(*module, *cpu, native, root);
+  if (int rc = tessel_compile::emitNative(*module, *cpu, native, root))
+    return rc;
+  return emit == "exe" ? tessel_compile::copyKernelLibraries(
+                             customCallLibraries, outputFile)
+                       : 0;
 }
