@@ -351,28 +351,31 @@ mlir::tessel::buildGradient(func::FuncOp forward, StringRef name,
     if (isOpTriviallyDead(&op))
       op.erase();
 
-  // Names: loss, then d_<argument name>.
-  grad.setResultAttr(0, TesselDialect::kNameAttrName,
-                     builder.getStringAttr("loss"));
-  unsigned r = 1;
+  // Names: loss, then d_<argument name>; set all at once (one result at a
+  // time rebuilds every result's attributes each time).
+  SmallVector<Attribute> names = {builder.getStringAttr("loss")};
   for (unsigned a = 0; a < forward.getNumArguments(); ++a) {
     if (!isDifferentiable(forward.getArgumentTypes()[a]))
       continue;
     auto argName = forward.getArgAttrOfType<StringAttr>(
         a, TesselDialect::kNameAttrName);
-    grad.setResultAttr(
-        r++, TesselDialect::kNameAttrName,
-        builder.getStringAttr(
-            "grad." + (argName ? argName.getValue().str()
-                               : "arg" + std::to_string(a))));
+    names.push_back(builder.getStringAttr(
+        "grad." + (argName ? argName.getValue().str()
+                           : "arg" + std::to_string(a))));
   }
   for (unsigned i = 1; i < forward.getNumResults(); ++i) {
     auto auxName = forward.getResultAttrOfType<StringAttr>(
         i, TesselDialect::kNameAttrName);
-    grad.setResultAttr(r++, TesselDialect::kNameAttrName,
-                       auxName ? auxName
-                               : builder.getStringAttr("result" +
-                                                       std::to_string(i)));
+    names.push_back(auxName ? auxName
+                            : builder.getStringAttr("result" +
+                                                    std::to_string(i)));
   }
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (auto [r, name] : llvm::enumerate(names)) {
+    NamedAttrList attrs(grad.getResultAttrDict(r));
+    attrs.set(TesselDialect::kNameAttrName, name);
+    resultAttrs.push_back(attrs.getDictionary(builder.getContext()));
+  }
+  grad.setAllResultAttrs(resultAttrs);
   return grad;
 }

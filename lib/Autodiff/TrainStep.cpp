@@ -308,23 +308,29 @@ void StepBuilder::createFunction(StringRef name) {
                               b.getFunctionType(argTypes, resultTypes));
   step.setAllArgAttrs(argAttrs);
   size_t carried = args.params.size() * (1 + slots.size());
+  // All at once: setting one result's attribute rebuilds the array of every
+  // result's (quadratic in results, and the context keeps every array).
+  SmallVector<DictionaryAttr> resultAttrs;
   for (auto [i, n] : llvm::enumerate(resultNames)) {
-    step.setResultAttr(i, TesselDialect::kNameAttrName, b.getStringAttr(n));
-    step.setResultAttr(i, TesselDialect::kRuntimeRoleAttrName,
-                       b.getStringAttr(resultRoles[i]));
+    NamedAttrList attrs;
+    attrs.set(TesselDialect::kNameAttrName, b.getStringAttr(n));
+    attrs.set(TesselDialect::kRuntimeRoleAttrName,
+              b.getStringAttr(resultRoles[i]));
     // New parameters and state are laid out as their arguments, so that a
     // step's results feed the next step as they are.
     if (i < carried)
       if (Attribute sharding = argAttrs[i].get(TesselDialect::kShardingAttrName))
-        step.setResultAttr(i, TesselDialect::kShardingAttrName, sharding);
+        attrs.set(TesselDialect::kShardingAttrName, sharding);
     // Metrics are replicated: every rank reports the same value.
     if (resultRoles[i] == "metric")
       if (ShardingAttr any = anySharding(argAttrs))
-        step.setResultAttr(
-            i, TesselDialect::kShardingAttrName,
-            replicatedOn(any.getMesh(),
-                         cast<RankedTensorType>(resultTypes[i]).getRank()));
+        attrs.set(TesselDialect::kShardingAttrName,
+                  replicatedOn(any.getMesh(),
+                               cast<RankedTensorType>(resultTypes[i])
+                                   .getRank()));
+    resultAttrs.push_back(attrs.getDictionary(b.getContext()));
   }
+  step.setAllResultAttrs(resultAttrs);
   body = step.addEntryBlock();
   b.setInsertionPointToStart(body);
 
