@@ -52,8 +52,10 @@ struct PluginArguments {
 };
 PluginArguments findPluginArguments(int argc, char **argv);
 
-/// Loads every plugin of `args` only to check it (the version, that it is a
-/// plugin at all), before a driver that registers them itself (MlirOptMain).
+/// Loads and registers every plugin of `args` to check it (that it is a
+/// plugin, its version, that it registers), before a driver that registers
+/// them again itself (MlirOptMain). A plugin failing to register ends the
+/// tool with a message naming it.
 llvm::Error checkPlugins(const PluginArguments &args);
 
 } // namespace mlir::tessel

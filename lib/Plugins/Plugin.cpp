@@ -2,7 +2,11 @@
 
 #include "tessel/Plugin.h"
 
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 
@@ -28,25 +32,54 @@ llvm::Error loadFailed(llvm::StringRef kind, llvm::StringRef path,
       kind == "pass" ? "Pass" : "Dialect"));
 }
 
-} // namespace
+/// A plugin that registers nothing Tessel's tools can use would end the
+/// tool through LLVM's fatal-error path (a pass whose name another pass
+/// has, say) with a stack dump; this names the plugin instead.
+void registrationFailed(void *path, const char *reason, bool) {
+  llvm::errs() << llvm::formatv("error: plugin '{0}' failed to register: {1} "
+                                "(rename what it registers or drop the "
+                                "plugin)\n",
+                                *static_cast<std::string *>(path), reason);
+  std::exit(1);
+}
 
-llvm::Error mlir::tessel::loadPassPlugin(llvm::StringRef path) {
+llvm::Expected<PassPlugin> openPassPlugin(llvm::StringRef path) {
   auto plugin = PassPlugin::load(path.str());
   if (!plugin)
     return loadFailed("pass", path, plugin.takeError());
-  if (llvm::Error e = checkPluginVersion(path, plugin->getPluginVersion()))
-    return e;
+  if (llvm::Error e = tessel::checkPluginVersion(path, plugin->getPluginVersion()))
+    return std::move(e);
+  return plugin;
+}
+
+llvm::Expected<DialectPlugin> openDialectPlugin(llvm::StringRef path) {
+  auto plugin = DialectPlugin::load(path.str());
+  if (!plugin)
+    return loadFailed("dialect", path, plugin.takeError());
+  if (llvm::Error e = tessel::checkPluginVersion(path, plugin->getPluginVersion()))
+    return std::move(e);
+  return plugin;
+}
+
+} // namespace
+
+llvm::Error mlir::tessel::loadPassPlugin(llvm::StringRef path) {
+  auto plugin = openPassPlugin(path);
+  if (!plugin)
+    return plugin.takeError();
+  std::string name = path.str();
+  llvm::ScopedFatalErrorHandler handler(registrationFailed, &name);
   plugin->registerPassRegistryCallbacks();
   return llvm::Error::success();
 }
 
 llvm::Error mlir::tessel::loadDialectPlugin(llvm::StringRef path,
                                             DialectRegistry &registry) {
-  auto plugin = DialectPlugin::load(path.str());
+  auto plugin = openDialectPlugin(path);
   if (!plugin)
-    return loadFailed("dialect", path, plugin.takeError());
-  if (llvm::Error e = checkPluginVersion(path, plugin->getPluginVersion()))
-    return e;
+    return plugin.takeError();
+  std::string name = path.str();
+  llvm::ScopedFatalErrorHandler handler(registrationFailed, &name);
   plugin->registerDialectRegistryCallbacks(registry);
   return llvm::Error::success();
 }
@@ -81,19 +114,14 @@ mlir::tessel::PluginArguments mlir::tessel::findPluginArguments(int argc,
 }
 
 llvm::Error mlir::tessel::checkPlugins(const PluginArguments &args) {
-  for (const std::string &path : args.passPlugins) {
-    auto plugin = PassPlugin::load(path);
-    if (!plugin)
-      return loadFailed("pass", path, plugin.takeError());
-    if (llvm::Error e = checkPluginVersion(path, plugin->getPluginVersion()))
+  // Registering twice is harmless (the same passes, a scratch registry);
+  // MlirOptMain registers them again for its own use.
+  for (const std::string &path : args.passPlugins)
+    if (llvm::Error e = loadPassPlugin(path))
       return e;
-  }
-  for (const std::string &path : args.dialectPlugins) {
-    auto plugin = DialectPlugin::load(path);
-    if (!plugin)
-      return loadFailed("dialect", path, plugin.takeError());
-    if (llvm::Error e = checkPluginVersion(path, plugin->getPluginVersion()))
+  DialectRegistry scratch;
+  for (const std::string &path : args.dialectPlugins)
+    if (llvm::Error e = loadDialectPlugin(path, scratch))
       return e;
-  }
   return llvm::Error::success();
 }

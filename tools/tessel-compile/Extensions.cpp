@@ -53,3 +53,33 @@ tessel_compile::parseExtensions(llvm::ArrayRef<std::string> specs) {
   }
   return out;
 }
+
+mlir::LogicalResult tessel_compile::checkLowerable(mlir::ModuleOp module,
+                                                   llvm::StringRef target) {
+  // What tessel-lower-to-linalg produces and the lowering pipelines start
+  // from.
+  static const llvm::StringRef lowerable[] = {
+      "affine", "arith",  "bufferization", "builtin", "cf",  "func",
+      "gpu",    "index",  "linalg",        "llvm",    "math", "memref",
+      "scf",    "tensor", "ub",            "vector"};
+  mlir::WalkResult walk = module.walk([&](mlir::Operation *op) {
+    llvm::StringRef dialect = op->getName().getDialectNamespace();
+    if (llvm::is_contained(lowerable, dialect))
+      return mlir::WalkResult::advance();
+    if (dialect == "tessel") {
+      op->emitError() << "'" << op->getName()
+                      << "' appears after tessel-lower-to-linalg (made by a "
+                         "pass at the before-lowering point?); passes that "
+                         "emit tessel ops run at --extend after-partition";
+      return mlir::WalkResult::interrupt();
+    }
+    op->emitError() << "'" << op->getName() << "' reaches the " << target
+                    << " target's lowering, which has no rule for dialect '"
+                    << dialect
+                    << "'; rewrite it into tessel ops with a pass at "
+                       "--extend after-partition=PASS (or into linalg at "
+                       "before-lowering)";
+    return mlir::WalkResult::interrupt();
+  });
+  return mlir::failure(walk.wasInterrupted());
+}

@@ -10,6 +10,8 @@
 #ifndef TESSEL_TOOLS_TESSEL_COMPILE_EXTENSIONS_H
 #define TESSEL_TOOLS_TESSEL_COMPILE_EXTENSIONS_H
 
+#include "mlir/IR/BuiltinOps.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -33,6 +35,12 @@ llvm::ArrayRef<llvm::StringRef> extensionPoints();
 /// an error naming the value.
 llvm::Expected<std::vector<Extension>>
 parseExtensions(llvm::ArrayRef<std::string> specs);
+
+/// Fails, naming the first op and what to do, when an op of a dialect the
+/// targets' lowering pipelines do not take (a dialect plugin's op that no
+/// extension rewrote) is left after the before-lowering point.
+mlir::LogicalResult checkLowerable(mlir::ModuleOp module,
+                                   llvm::StringRef target);
 
 } // namespace tessel_compile
 

@@ -613,6 +613,8 @@ int main(int argc, char **argv) {
     return 1;
   if (emit == "linalg")
     return failed(writeModule(*module, outputFile));
+  if (failed(tessel_compile::checkLowerable(*module, target)))
+    return 1;
   std::string lowering = device->loweringPipeline;
   if (device->takesGpuArch)
     lowering += "{chip=" + gpuArch + "}";

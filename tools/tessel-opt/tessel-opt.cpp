@@ -31,14 +31,6 @@ void registerTesselTestPasses();
 } // namespace mlir::tessel
 
 int main(int argc, char **argv) {
-  // MlirOptMain loads --load-pass-plugin / --load-dialect-plugin itself;
-  // first refuse a plugin built against another Tessel.
-  if (llvm::Error e = mlir::tessel::checkPlugins(
-          mlir::tessel::findPluginArguments(argc, argv))) {
-    llvm::errs() << "tessel-opt: error: " << llvm::toString(std::move(e))
-                 << "\n";
-    return 1;
-  }
   mlir::DialectRegistry registry;
   registry.insert<mlir::tessel::TesselDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect, mlir::math::MathDialect,
@@ -55,6 +47,15 @@ int main(int argc, char **argv) {
   mlir::tessel::registerCpuLoweringDialects(registry);
   mlir::tessel::registerCudaPipeline(registry);
   mlir::tessel::registerTesselTestPasses();
+  // MlirOptMain loads --load-pass-plugin / --load-dialect-plugin itself;
+  // first refuse a plugin built against another Tessel or that cannot
+  // register next to Tessel's own passes.
+  if (llvm::Error e = mlir::tessel::checkPlugins(
+          mlir::tessel::findPluginArguments(argc, argv))) {
+    llvm::errs() << "tessel-opt: error: " << llvm::toString(std::move(e))
+                 << "\n";
+    return 1;
+  }
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Tessel optimizer driver\n", registry));
 }
