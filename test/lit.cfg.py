@@ -55,6 +55,9 @@ if config.tessel_have_mpi and shutil.which("mpirun"):
 
 if config.tessel_have_cuda:
     config.available_features.add("cuda")
+    if config.tessel_nvcc and os.path.exists(config.tessel_nvcc):
+        config.available_features.add("nvcc")
+        config.substitutions.append(("%nvcc", config.tessel_nvcc))
     # A GPU to run on (tests that need one are unsupported elsewhere).
     import subprocess
     try:

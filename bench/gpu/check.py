@@ -157,6 +157,24 @@ def gpt_steps(p):
     return cases
 
 
+def custom_call(p):
+    """The example's GELU custom call, its GPU entry (FusedGelu.cu, loaded
+    from custom.kernels/ beside the executable), 3 SGD steps on one GPU
+    against the interpreter running its CPU entry."""
+    out_st = os.path.join(p, "custom.gpu.st")
+    rc, text, secs = run([os.path.join(p, "custom"), "--steps", "3",
+                          "--save", out_st], 120)
+    case = {"rc": rc, "seconds": round(secs, 2), "output": text[-1500:]}
+    if rc == 0:
+        ok, detail = compare(
+            read_safetensors(os.path.join(p, "custom.expected.st")),
+            read_safetensors(out_st), 1e-4, 1e-3)
+        case.update(ok=ok, tensors=detail)
+    else:
+        case["ok"] = False
+    return case
+
+
 def gemm(p):
     res = {}
     rc, text, _ = run([os.path.join(p, "gemm"), "--steps", "30"], 300)
@@ -256,13 +274,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--payload", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", default="zoo,gpt,gemm,gpt350m")
+    ap.add_argument("--only", default="zoo,gpt,custom,gemm,gpt350m")
     a = ap.parse_args()
     report = {"date": time.strftime("%Y-%m-%d %H:%M:%S")}
     smi = run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
                "--format=csv,noheader"], 20)[1].strip()
     report["gpu"] = smi
-    steps = {"zoo": op_zoo, "gpt": gpt_steps, "gemm": gemm,
+    steps = {"zoo": op_zoo, "gpt": gpt_steps, "custom": custom_call,
+             "gemm": gemm,
              "gpt350m": gpt350m, "profile": profile}
     for key in a.only.split(","):
         start = time.time()

@@ -8,7 +8,9 @@
 # Writes OUT/report.json: (1) the op zoo on the GPU against the
 # interpreter; (2) GPT train steps (f32 and mixed bf16, AdamW) against the
 # CPU executable's losses; (3) a compiled 8192^3 bf16 GEMM next to
-# torch.matmul; (4) a ~350M-parameter GPT step: tokens/s, MFU, peak memory.
+# torch.matmul; (4) a ~350M-parameter GPT step: tokens/s, MFU, peak memory;
+# (5) a custom call's GPU entry (examples/extending/FusedGelu.cu) trained 3
+# steps against the interpreter running its CPU entry.
 set -uo pipefail
 OUT=${1:?usage: bench/gpu/check.sh OUT [PAYLOAD]}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

@@ -54,5 +54,21 @@ PROF="gpt --layers 2 --hidden 1024 --heads 16 --vocab 50304 --seq 1024 --batch 8
 "$BIN/tessel-models" $PROF -o "$P/gptprof.mlir"
 "$BIN/tessel-compile" "$P/gptprof.mlir" --optimizer "adamw compute-type=bf16" \
   --target cuda --gpu-arch "$ARCH" -o "$P/gptprof"
+# (6) A custom call's GPU entry (examples/extending/FusedGelu.cu, built
+# with nvcc) in the example's MLP on one GPU, against the interpreter
+# running the CPU entries (FusedGelu.c) for 3 SGD steps.
+EXT=$ROOT/examples/extending
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+sed 's/"dp"=2, "tp"=2/"dp"=1, "tp"=1/' "$EXT/model.mlir" > "$P/custom.mlir"
+"$NVCC" -shared -Xcompiler -fPIC -O2 -arch="$ARCH" -I"$ROOT/include" \
+  "$EXT/FusedGelu.cu" -o "$P/libgelu-cuda.so"
+cc -shared -fPIC -O2 -I"$ROOT/include" "$EXT/FusedGelu.c" -o "$P/libgelu-cpu.so" -lm
+"$BIN/tessel-compile" "$P/custom.mlir" --optimizer "sgd lr=0.001" --target cuda \
+  --gpu-arch "$ARCH" --custom-calls "$P/libgelu-cuda.so" -o "$P/custom"
+"$BIN/tessel-opt" "$P/custom.mlir" "--tessel-train-step=optimizer=sgd lr=0.001" -o "$P/custom-step.mlir"
+"$BIN/tessel-interp" "$P/custom-step.mlir" --func train_step --train-steps 3 \
+  --custom-calls "$P/libgelu-cpu.so" --save "$P/custom.expected.st" > /dev/null
+rm -f "$P/libgelu-cuda.so" "$P/libgelu-cpu.so"
+
 rm -f "$P"/*.mlir
 du -sh "$P"

@@ -601,18 +601,6 @@ struct CustomCallLowering : OpRewritePattern<CustomCallOp> {
   }
 };
 
-/// The cuda target has no kernel entry for custom calls yet.
-struct CustomCallUnsupported : OpRewritePattern<CustomCallOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(CustomCallOp op,
-                                PatternRewriter &rw) const override {
-    op.emitError() << "custom call @" << op.getKernel()
-                   << ": this target runs custom calls only on the CPU "
-                      "(tessel/runtime/CustomCall.h has no GPU entry yet)";
-    return failure();
-  }
-};
-
 } // namespace
 
 static void populateCommunicationPatterns(RewritePatternSet &patterns) {
@@ -631,6 +619,7 @@ void mlir::tessel::populateCpuDevicePatterns(RewritePatternSet &patterns) {
 
 void mlir::tessel::populateCudaDevicePatterns(RewritePatternSet &patterns) {
   patterns.add<DotGeneralLowering>(patterns.getContext(), /*widen=*/false);
-  patterns.add<CustomCallUnsupported>(patterns.getContext());
+  // The runtime runs the kernel's GPU entry (tessel_cuda_NAME).
+  patterns.add<CustomCallLowering>(patterns.getContext());
   populateCommunicationPatterns(patterns);
 }

@@ -5,6 +5,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <mutex>
 #include <string>
@@ -22,7 +23,7 @@ struct Library {
 struct Registry {
   std::mutex mutex;
   std::vector<Library> libraries;
-  llvm::StringMap<TesselCpuKernel> kernels;
+  llvm::StringMap<void *> kernels; // by symbol
 };
 
 Registry &registry() {
@@ -39,6 +40,12 @@ llvm::Error customcalls::loadLibraries(llvm::StringRef list) {
   list.split(paths, ',', -1, false);
   for (llvm::StringRef p : paths) {
     std::string path = p.trim().str();
+    // A file named relative to the working directory (dlopen would search
+    // only the library path for a name without a slash).
+    llvm::SmallString<256> absolute(path);
+    if (llvm::sys::fs::exists(absolute) &&
+        !llvm::sys::fs::make_absolute(absolute))
+      path = absolute.str().str();
     if (llvm::any_of(r.libraries,
                      [&](const Library &l) { return l.path == path; }))
       continue;
@@ -68,25 +75,33 @@ llvm::Error customcalls::loadLibraries(llvm::StringRef list) {
   return llvm::Error::success();
 }
 
-llvm::Expected<TesselCpuKernel> customcalls::lookup(llvm::StringRef name) {
+std::string customcalls::entrySymbol(llvm::StringRef name, Entry entry) {
+  return (entry == Entry::Cuda ? "tessel_cuda_" : "") + name.str();
+}
+
+llvm::Expected<void *> customcalls::lookupEntry(llvm::StringRef name,
+                                                Entry entry) {
   Registry &r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
-  auto it = r.kernels.find(name);
+  std::string symbol = entrySymbol(name, entry);
+  auto it = r.kernels.find(symbol);
   if (it != r.kernels.end())
     return it->second;
-  std::string symbol = name.str();
   for (Library &l : r.libraries)
-    if (void *address = l.handle.getAddressOfSymbol(symbol.c_str())) {
-      auto kernel = reinterpret_cast<TesselCpuKernel>(address);
-      r.kernels[name] = kernel;
-      return kernel;
-    }
+    if (void *address = l.handle.getAddressOfSymbol(symbol.c_str()))
+      return r.kernels[symbol] = address;
   std::vector<std::string> searched;
   for (const Library &l : r.libraries)
     searched.push_back("'" + l.path + "'");
-  return llvm::createStringError(
-      "custom call @" + name.str() + ": no kernel of that name in " +
-      (searched.empty() ? std::string("any library (give --custom-calls "
-                                      "LIB.so)")
-                        : llvm::join(searched, ", ")));
+  std::string where =
+      searched.empty() ? std::string("any library (give --custom-calls "
+                                     "LIB.so)")
+                       : llvm::join(searched, ", ");
+  if (entry == Entry::Cuda)
+    return llvm::createStringError(
+        "custom call @" + name.str() + ": no GPU entry " + symbol + " in " +
+        where + " (a program compiled for CUDA runs TESSEL_CUDA_KERNEL(" +
+        name.str() + "), tessel/runtime/CustomCall.h)");
+  return llvm::createStringError("custom call @" + name.str() +
+                                 ": no kernel of that name in " + where);
 }

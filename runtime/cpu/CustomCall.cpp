@@ -1,13 +1,14 @@
 //===- CustomCall.cpp - tessel.custom_call in compiled programs -----------===//
 //
 // tessel_rt_custom_call (tessel/runtime/Abi.h): the descriptor the lowering
-// wrote, decoded into the kernel ABI's buffers (tessel/runtime/CustomCall.h),
-// and the kernel found by name in the --custom-calls libraries.
+// wrote, decoded into the kernel ABI's buffers (tessel/runtime/CustomCall.h)
+// and run by the device (its CPU or GPU entry, from the --custom-calls
+// libraries).
 //
 //===----------------------------------------------------------------------===//
 
 #include "tessel/runtime/Abi.h"
-#include "tessel/support/CustomCalls.h"
+#include "Device.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -53,13 +54,8 @@ extern "C" void tessel_rt_custom_call(TESSEL_RT_MEMREF(int64_t, buffers),
   }
   std::string name = readString(at);
   std::string config = readString(at);
-  llvm::Expected<TesselCpuKernel> kernel = tessel::customcalls::lookup(name);
-  if (!kernel)
-    fail(llvm::toString(kernel.takeError()));
-  int32_t rc = (*kernel)(all.data(), int32_t(numInputs),
-                         all.data() + numInputs, int32_t(numOutputs),
-                         config.c_str());
-  if (rc != 0)
-    fail("custom call @" + name + " failed (its kernel returned " +
-         std::to_string(rc) + ")");
+  std::string error =
+      tessel::rt::runCustomKernel(name, all, int32_t(numInputs), config);
+  if (!error.empty())
+    fail(error);
 }

@@ -2,7 +2,7 @@
 //
 // The runtime (flags, the program description, ranks, steps, checkpoints,
 // communication) is the same for every target; the device its compiled code
-// runs on differs in four things, declared here and implemented once per
+// runs on differs in a few things, declared here and implemented once per
 // target: HostDevice.cpp (CPUs) and runtime/cuda/CudaDevice.cpp (NVIDIA
 // GPUs). tessel-compile links the target's implementation.
 //
@@ -14,6 +14,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "tessel/runtime/CustomCall.h"
 
 namespace tessel::rt {
 
@@ -36,6 +39,14 @@ void freeDeviceMemory(void *p);
 /// (rank) has held at once: activations, gradients, temporaries; not the
 /// arguments and results the runtime keeps.
 size_t peakBufferBytes();
+
+/// Runs custom-call kernel `name` (tessel/runtime/CustomCall.h) on
+/// `buffers` (its inputs, then its outputs): the CPU entry NAME, or on a
+/// GPU tessel_cuda_NAME on the rank's stream, done when this returns.
+/// Returns why it could not run or failed ("" when it ran).
+std::string runCustomKernel(const std::string &name,
+                            const std::vector<TesselBuffer> &buffers,
+                            int32_t numInputs, const std::string &config);
 
 /// The device, for the run's header ("cpu", "NVIDIA H200 (sm_90)").
 std::string deviceDescription();

@@ -8,6 +8,8 @@
 
 #include "Device.h"
 
+#include "tessel/support/CustomCalls.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <thread>
@@ -42,3 +44,18 @@ void *tessel::rt::allocateDeviceMemory(size_t bytes) {
 void tessel::rt::freeDeviceMemory(void *p) { std::free(p); }
 
 std::string tessel::rt::deviceDescription() { return ""; }
+
+std::string tessel::rt::runCustomKernel(const std::string &name,
+                                        const std::vector<TesselBuffer> &buffers,
+                                        int32_t numInputs,
+                                        const std::string &config) {
+  llvm::Expected<TesselCpuKernel> kernel = tessel::customcalls::lookup(name);
+  if (!kernel)
+    return llvm::toString(kernel.takeError());
+  int32_t rc = (*kernel)(buffers.data(), numInputs, buffers.data() + numInputs,
+                         int32_t(buffers.size()) - numInputs, config.c_str());
+  if (rc != 0)
+    return "custom call @" + name + " failed (its kernel returned " +
+           std::to_string(rc) + ")";
+  return "";
+}

@@ -13,6 +13,8 @@
 #include "../cpu/Device.h"
 #include "CudaCheck.h"
 
+#include "tessel/support/CustomCalls.h"
+
 #include <cuda_runtime_api.h>
 
 #include <string>
@@ -72,4 +74,32 @@ std::string tessel::rt::deviceDescription() {
     return "GPU";
   return std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
          std::to_string(prop.minor) + ")";
+}
+
+/// The kernel's GPU entry on this rank's stream (the one compiled kernels
+/// use), waited for before the outputs are read: a failed launch or fault
+/// in it is reported as the custom call's.
+std::string tessel::rt::runCustomKernel(const std::string &name,
+                                        const std::vector<TesselBuffer> &buffers,
+                                        int32_t numInputs,
+                                        const std::string &config) {
+  namespace cc = tessel::customcalls;
+  llvm::Expected<void *> entry = cc::lookupEntry(name, cc::Entry::Cuda);
+  if (!entry)
+    return llvm::toString(entry.takeError());
+  auto kernel = reinterpret_cast<TesselCudaKernel>(*entry);
+  cudaStream_t stream = cudaStreamPerThread;
+  int32_t rc = kernel(buffers.data(), numInputs, buffers.data() + numInputs,
+                      int32_t(buffers.size()) - numInputs, config.c_str(),
+                      static_cast<void *>(stream));
+  if (rc != 0)
+    return "custom call @" + name + " failed (its GPU kernel returned " +
+           std::to_string(rc) + ")";
+  cudaError_t status = cudaStreamSynchronize(stream);
+  if (status == cudaSuccess)
+    status = cudaGetLastError();
+  if (status != cudaSuccess)
+    return "custom call @" + name + " failed on the GPU: " +
+           cudaGetErrorString(status);
+  return "";
 }

@@ -40,9 +40,12 @@ int emitNative(mlir::ModuleOp module, const mlir::tessel::CpuSelection &cpu,
                const NativeOptions &options, mlir::TimingScope &root);
 
 /// With --custom-calls LIBS: loads them and checks that every custom
-/// call's kernel is in one of them (an error on the op naming the kernel).
+/// call's kernel has the entry `target` runs (NAME on cpu,
+/// tessel_cuda_NAME on cuda) in one of them (an error on the op naming the
+/// kernel).
 llvm::LogicalResult checkCustomCalls(mlir::ModuleOp module,
-                                     llvm::StringRef libraries);
+                                     llvm::StringRef libraries,
+                                     llvm::StringRef target);
 
 /// Copies the --custom-calls libraries into OUTPUT.kernels/, where the
 /// executable loads them when run without --custom-calls. Returns the exit

@@ -201,15 +201,18 @@ int tessel_compile::emitNative(ModuleOp module, const CpuSelection &cpu,
 
 
 llvm::LogicalResult tessel_compile::checkCustomCalls(ModuleOp module,
-                                                     StringRef libraries) {
+                                                     StringRef libraries,
+                                                     StringRef target) {
   if (libraries.empty())
     return llvm::success();
   if (llvm::Error e = ::tessel::customcalls::loadLibraries(libraries)) {
     failWith(llvm::toString(std::move(e)));
     return llvm::failure();
   }
-  WalkResult walk = module.walk([](CustomCallOp op) {
-    auto kernel = ::tessel::customcalls::lookup(op.getKernel());
+  namespace cc = ::tessel::customcalls;
+  cc::Entry entry = target == "cuda" ? cc::Entry::Cuda : cc::Entry::Cpu;
+  WalkResult walk = module.walk([&](CustomCallOp op) {
+    auto kernel = cc::lookupEntry(op.getKernel(), entry);
     if (kernel)
       return WalkResult::advance();
     op.emitError() << llvm::toString(kernel.takeError());

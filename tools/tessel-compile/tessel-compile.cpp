@@ -550,7 +550,8 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
-  if (failed(tessel_compile::checkCustomCalls(*module, customCallLibraries)))
+  if (failed(tessel_compile::checkCustomCalls(*module, customCallLibraries,
+                                                target)))
     return 1;
 
   DefaultTimingManager tm;

@@ -12,6 +12,10 @@
 |*                   const TesselBuffer *out, int32_t nout,                   *|
 |*                   const char *config) { ... return 0; }                   *|
 |*                                                                            *|
+|* A program compiled for CUDA GPUs runs the kernel's GPU entry instead,      *|
+|* TESSEL_CUDA_KERNEL(my_gelu) (the symbol tessel_cuda_my_gelu), which also   *|
+|* takes the stream to enqueue its work on; one library may hold both.        *|
+|*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
 #ifndef TESSEL_RUNTIME_CUSTOMCALL_H
@@ -54,6 +58,23 @@ typedef int32_t (*TesselCpuKernel)(const TesselBuffer *inputs,
                                    int32_t numInputs,
                                    const TesselBuffer *outputs,
                                    int32_t numOutputs, const char *config);
+
+/* A GPU kernel (programs compiled with --target cuda): the same buffers, in
+ * memory the GPU addresses; it enqueues its work on `stream` (a
+ * cudaStream_t) and may return before the work is done: the runtime waits
+ * on the stream before anything reads the outputs. Returns 0, or nonzero
+ * (also for a launch that failed) to stop the program with an error naming
+ * the kernel. */
+typedef int32_t (*TesselCudaKernel)(const TesselBuffer *inputs,
+                                    int32_t numInputs,
+                                    const TesselBuffer *outputs,
+                                    int32_t numOutputs, const char *config,
+                                    void *stream);
+
+/* The name of kernel NAME's GPU entry: define it as
+ *   int32_t TESSEL_CUDA_KERNEL(my_gelu)(const TesselBuffer *in, ...,
+ *                                       void *stream) { ... }          */
+#define TESSEL_CUDA_KERNEL(name) tessel_cuda_##name
 
 /* Once per library: the ABI version it was built for. */
 #define TESSEL_CUSTOM_CALL_LIBRARY                                            \

@@ -14,15 +14,32 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <string>
+
 namespace tessel::customcalls {
 
 /// Loads the comma-separated libraries of `list` (each once); a file that
 /// does not load, or of another ABI version, is an error naming it.
 llvm::Error loadLibraries(llvm::StringRef list);
 
-/// The kernel `name` from the loaded libraries (the first that has it); an
-/// error naming the kernel and the libraries searched.
-llvm::Expected<TesselCpuKernel> lookup(llvm::StringRef name);
+/// Which of a kernel's entries: the CPU function NAME or the GPU function
+/// tessel_cuda_NAME (tessel/runtime/CustomCall.h).
+enum class Entry { Cpu, Cuda };
+
+/// The symbol of kernel `name`'s `entry`.
+std::string entrySymbol(llvm::StringRef name, Entry entry);
+
+/// Kernel `name`'s `entry` from the loaded libraries (the first that has
+/// it); an error naming the kernel, the symbol and the libraries searched.
+llvm::Expected<void *> lookupEntry(llvm::StringRef name, Entry entry);
+
+/// The CPU entry of kernel `name`.
+inline llvm::Expected<TesselCpuKernel> lookup(llvm::StringRef name) {
+  llvm::Expected<void *> f = lookupEntry(name, Entry::Cpu);
+  if (!f)
+    return f.takeError();
+  return reinterpret_cast<TesselCpuKernel>(*f);
+}
 
 } // namespace tessel::customcalls
 
