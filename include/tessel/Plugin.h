@@ -11,7 +11,8 @@
 //             [] { registerMyPasses(); }};
 //   }
 //
-// The tools refuse a plugin whose version names another Tessel. A plugin
+// The tools refuse a plugin whose version names another Tessel minor
+// version (0.3.x plugins load in any 0.3.y). A plugin
 // of plain MLIR (another version string) loads as mlir-opt would load it.
 //
 //===----------------------------------------------------------------------===//
@@ -35,7 +36,8 @@
 
 namespace mlir::tessel {
 
-/// Fails when a plugin's version names another Tessel than this one.
+/// Fails when a plugin's version names a Tessel of another major.minor
+/// version than this one (patch versions keep the C++ API).
 llvm::Error checkPluginVersion(llvm::StringRef path, llvm::StringRef version);
 
 /// Loads a pass plugin, checks its version and registers its passes.

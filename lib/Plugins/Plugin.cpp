@@ -10,14 +10,26 @@
 
 using namespace mlir;
 
+namespace {
+/// "0.3" of "0.3.1": the part of a version that fixes the C++ API.
+llvm::StringRef majorMinor(llvm::StringRef version) {
+  size_t first = version.find('.');
+  if (first == llvm::StringRef::npos)
+    return version;
+  return version.take_front(version.find('.', first + 1));
+}
+} // namespace
+
 llvm::Error mlir::tessel::checkPluginVersion(llvm::StringRef path,
                                              llvm::StringRef version) {
-  if (!version.starts_with("tessel-") || version == TESSEL_PLUGIN_VERSION)
+  if (!version.consume_front("tessel-") ||
+      majorMinor(version) == majorMinor(TESSEL_VERSION_STRING))
     return llvm::Error::success();
   return llvm::createStringError(llvm::formatv(
       "plugin '{0}' was built against Tessel {1}, but this is Tessel {2}: "
-      "rebuild it against this installation (find_package(Tessel {2}))",
-      path, version.drop_front(7), TESSEL_VERSION_STRING));
+      "rebuild it against this installation (find_package(Tessel {3}))",
+      path, version, TESSEL_VERSION_STRING,
+      majorMinor(TESSEL_VERSION_STRING)));
 }
 
 namespace {
