@@ -11,7 +11,7 @@ set(TESSEL_INSTALL_INCLUDEDIR include)
 set(TESSEL_INSTALL_CMAKEDIR lib/cmake/tessel)
 
 set(TESSEL_INSTALLED_TOOLS tessel-opt tessel-compile tessel-run tessel-interp
-  tessel-models tessel-generate tessel-export tessel-tokenize)
+  tessel-models tessel-generate tessel-export tessel-tokenize tessel-plan)
 # Installed tools find libTessel.so beside them, and MLIR where it is.
 set_target_properties(Tessel ${TESSEL_INSTALLED_TOOLS} PROPERTIES
   INSTALL_RPATH "\$ORIGIN/../lib;${LLVM_LIBRARY_DIR}")

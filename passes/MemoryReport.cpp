@@ -1,15 +1,15 @@
 //===- MemoryReport.cpp - --tessel-memory-report --------------------------===//
 //
-// A liveness estimate, not an allocator: every value an op computes is live
-// from its op to its last use in program order (results nobody uses die at
-// once); arguments live throughout. It is what the runtime's buffers would
-// hold with perfect reuse and no fusion, and it is enough to compare
+// Prints planning::estimateMemory (tessel/planning/ProgramCosts.h), the
+// liveness estimate tessel-plan also reads: not an allocator, what buffers
+// would hold with perfect reuse and no fusion; enough to compare
 // strategies, recomputation policies and ZeRO stages.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tessel/dialects/tessel/TesselOps.h"
 #include "tessel/passes/Passes.h"
+#include "tessel/planning/ProgramCosts.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -24,72 +24,6 @@ using namespace mlir;
 using namespace mlir::tessel;
 
 namespace {
-
-int64_t bytesOf(Type t) {
-  auto tensor = dyn_cast<RankedTensorType>(t);
-  if (!tensor)
-    return 0;
-  int64_t bits = tensor.getElementTypeBitWidth();
-  return tensor.getNumElements() * std::max<int64_t>(1, bits / 8);
-}
-
-struct Estimate {
-  int64_t arguments = 0, peak = 0, keptForBackward = -1;
-  std::string peakAt;
-};
-
-Estimate estimate(func::FuncOp func) {
-  Estimate e;
-  Block &block = func.getBody().front();
-  for (BlockArgument arg : block.getArguments())
-    e.arguments += bytesOf(arg.getType());
-  // Position of each op, and where each computed value dies.
-  llvm::DenseMap<Operation *, unsigned> position;
-  SmallVector<Operation *> ops;
-  for (Operation &op : block) {
-    position[&op] = ops.size();
-    ops.push_back(&op);
-  }
-  SmallVector<int64_t> freed(ops.size() + 1, 0);
-  // The forward ends before the first backward op: what was computed up to
-  // there, ops without a role included (those partitioning makes for a
-  // forward op, such as a vocabulary-parallel cross-entropy's), is the
-  // forward's. Without backward ops, after the last forward op.
-  Operation *forwardEnd = nullptr, *firstBackward = nullptr;
-  for (Operation *op : ops) {
-    auto role = op->getAttrOfType<StringAttr>(TesselDialect::kRoleAttrName);
-    if (role && role.getValue() == "forward")
-      forwardEnd = op;
-    if (role && !firstBackward &&
-        llvm::is_contained({"backward_input", "backward_weight", "recompute"},
-                           role.getValue()))
-      firstBackward = op;
-    for (Value r : op->getResults()) {
-      unsigned last = position[op];
-      for (Operation *user : r.getUsers())
-        last = std::max(last, position[block.findAncestorOpInBlock(*user)]);
-      freed[last] += bytesOf(r.getType());
-    }
-  }
-  if (firstBackward && forwardEnd && position[firstBackward] > 0)
-    forwardEnd = ops[position[firstBackward] - 1];
-  int64_t live = 0;
-  for (auto [i, op] : llvm::enumerate(ops)) {
-    for (Value r : op->getResults())
-      live += bytesOf(r.getType());
-    if (live > e.peak) {
-      e.peak = live;
-      auto role = op->getAttrOfType<StringAttr>(TesselDialect::kRoleAttrName);
-      e.peakAt = llvm::formatv("op {0} ({1}{2})", i, op->getName(),
-                               role ? ", " + role.str() : std::string())
-                     .str();
-    }
-    live -= freed[i];
-    if (op == forwardEnd)
-      e.keptForBackward = live;
-  }
-  return e;
-}
 
 std::string human(int64_t bytes) {
   if (bytes >= (int64_t(1) << 30))
@@ -116,7 +50,7 @@ struct TesselMemoryReportPass
       if (func.isExternal() || (!funcName.empty() && func.getName() != funcName))
         continue;
       found = true;
-      Estimate e = estimate(func);
+      planning::MemoryEstimate e = planning::estimateMemory(func);
       bool spmd = func->hasAttr(TesselDialect::kSpmdAttrName);
       if (format == "json") {
         llvm::json::Object o{{"function", func.getName()},
@@ -126,6 +60,8 @@ struct TesselMemoryReportPass
                              {"peak_at", e.peakAt}};
         if (e.keptForBackward >= 0)
           o["kept_for_backward_bytes"] = e.keptForBackward;
+        if (e.peakBeforeUpdate != e.peak)
+          o["peak_before_update_bytes"] = e.peakBeforeUpdate;
         functions.push_back(std::move(o));
         continue;
       }
@@ -135,6 +71,10 @@ struct TesselMemoryReportPass
                    << human(e.arguments) << ")\n"
                    << "  peak of computed:  " << e.peak << " bytes ("
                    << human(e.peak) << ") at " << e.peakAt << "\n";
+      if (e.peakBeforeUpdate != e.peak)
+        llvm::outs() << "  peak before update: " << e.peakBeforeUpdate
+                     << " bytes (" << human(e.peakBeforeUpdate)
+                     << "; forward and backward)\n";
       if (e.keptForBackward >= 0)
         llvm::outs() << "  kept for backward: " << e.keptForBackward
                      << " bytes (" << human(e.keptForBackward) << ")\n";

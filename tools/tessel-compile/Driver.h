@@ -47,6 +47,12 @@ llvm::LogicalResult checkCustomCalls(mlir::ModuleOp module,
                                      llvm::StringRef libraries,
                                      llvm::StringRef target);
 
+/// With --plan: the forward's batch must be the plan's (one microbatch of
+/// every data-parallel replica); an error naming both otherwise.
+llvm::LogicalResult checkPlanBatch(mlir::ModuleOp module,
+                                   llvm::StringRef funcName,
+                                   int64_t modelBatch);
+
 /// Copies the --custom-calls libraries into OUTPUT.kernels/, where the
 /// executable loads them when run without --custom-calls. Returns the exit
 /// code.

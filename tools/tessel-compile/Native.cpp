@@ -2,7 +2,8 @@
 //
 // The end of tessel-compile's flow: the LLVM-dialect module to LLVM IR,
 // optimized (large host functions apart, unoptimized), object files, and
-// the link with Tessel's runtime archives into an executable.
+// the link with Tessel's runtime archives into an executable; and the
+// checks of --custom-calls and --plan against the model.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,8 @@
 #include "tessel/lowering/CpuTarget.h"
 #include "tessel/lowering/Lowering.h"
 #include "tessel/support/CustomCalls.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -238,4 +241,34 @@ int tessel_compile::copyKernelLibraries(StringRef libraries,
                       ec.message());
   }
   return 0;
+}
+
+llvm::LogicalResult tessel_compile::checkPlanBatch(ModuleOp module,
+                                                   StringRef funcName,
+                                                   int64_t modelBatch) {
+  auto forward = module.lookupSymbol<func::FuncOp>(funcName);
+  if (!forward)
+    return llvm::success(); // buildProgram names the missing function
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+    auto axes = forward.getArgAttrOfType<ArrayAttr>(
+        i, TesselDialect::kLogicalAxesAttrName);
+    auto type = dyn_cast<RankedTensorType>(forward.getArgument(i).getType());
+    if (!axes || !type)
+      continue;
+    for (auto [d, axis] : llvm::enumerate(axes)) {
+      auto name = dyn_cast<StringAttr>(axis);
+      if (!name || name.getValue() != "batch")
+        continue;
+      if (type.getDimSize(d) == modelBatch)
+        return llvm::success();
+      return forward.emitError()
+             << "--plan compiles a forward whose batch is " << modelBatch
+             << " (one microbatch of every data-parallel replica), but @"
+             << funcName << "'s is " << type.getDimSize(d)
+             << ": regenerate the model with that batch (tessel-models "
+                "--batch "
+             << modelBatch << ")";
+    }
+  }
+  return llvm::success();
 }

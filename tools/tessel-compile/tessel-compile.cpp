@@ -13,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Driver.h"
+
+#include "tessel/planning/PlanFile.h"
 #include "Extensions.h"
 #include "tessel/Plugin.h"
 #include "tessel/dialects/tessel/TesselOps.h"
@@ -65,6 +67,14 @@ cl::opt<std::string>
              cl::cat(category));
 cl::opt<std::string> rulesFile("rules", cl::desc("Logical-axis rules file"),
                                cl::cat(category));
+cl::opt<std::string> planFile(
+    "plan",
+    cl::desc("A plan from tessel-plan --emit: its mesh, rules, pipeline and "
+             "recomputation (instead of --mesh, --strategy/--rules and "
+             "--pipeline)"),
+    cl::value_desc("plan.json"), cl::cat(category));
+/// The rules of --plan (JSON text).
+std::optional<std::string> planRules;
 cl::opt<std::string>
     optimizer("optimizer",
               cl::desc("Optimizer and --tessel-train-step options, e.g. "
@@ -388,14 +398,24 @@ SmallVector<std::string> buildProgram(ModuleOp module, DefaultTimingManager &tm,
     }
     meshes.push_back(*mesh);
   }
+  if (planRules) {
+    llvm::Expected<LogicalRules> rules =
+        parseLogicalRules(*planRules, planFile);
+    if (!rules) {
+      failWith(llvm::toString(rules.takeError()));
+      return {};
+    }
+    if (failed(applyLogicalRules(module, meshes.front(), *rules)))
+      return {};
+  }
   if (!strategy.empty() || !rulesFile.empty()) {
     if (meshes.size() != 1) {
       failWith("--strategy/--rules need exactly one mesh (give --mesh)");
       return {};
     }
-    llvm::Expected<LogicalRules> rules = strategy.empty()
-                                             ? readLogicalRules(rulesFile)
-                                             : builtinStrategy(strategy);
+    llvm::Expected<LogicalRules> rules =
+        !strategy.empty() ? builtinStrategy(strategy)
+                          : readLogicalRules(rulesFile);
     if (!rules) {
       failWith(llvm::toString(rules.takeError()));
       return {};
@@ -511,6 +531,24 @@ int main(int argc, char **argv) {
                     "that target's runtime (for cuda: the CUDA toolkit was "
                     "not found when it was configured)");
 
+  std::optional<int64_t> planBatch;
+  if (!planFile.empty()) {
+    if (!meshSpec.empty() || !strategy.empty() || !rulesFile.empty() ||
+        !pipelineSpec.empty())
+      return failWith("--plan gives the mesh, rules and pipeline; drop "
+                      "--mesh, --strategy, --rules and --pipeline");
+    llvm::Expected<mlir::tessel::planning::CompileOptions> plan =
+        mlir::tessel::planning::readPlanFile(planFile);
+    if (!plan)
+      return failWith(llvm::toString(plan.takeError()));
+    meshSpec = plan->mesh;
+    pipelineSpec = plan->pipeline;
+    planRules = plan->rules;
+    if (!plan->optimizerOptions.empty())
+      optimizer = optimizer + " " + plan->optimizerOptions;
+    accumulate = accumulate || plan->accumulate;
+    planBatch = plan->modelBatch;
+  }
   if (!pipelineSpec.empty()) {
     llvm::Expected<PipelineRequest> p = parsePipeline(pipelineSpec);
     if (!p)
@@ -552,6 +590,9 @@ int main(int argc, char **argv) {
     return 1;
   if (failed(tessel_compile::checkCustomCalls(*module, customCallLibraries,
                                                 target)))
+    return 1;
+  if (planBatch &&
+      failed(tessel_compile::checkPlanBatch(*module, funcName, *planBatch)))
     return 1;
 
   DefaultTimingManager tm;

@@ -1,0 +1,309 @@
+//===- CostModel.cpp - memory and step time of a parallel layout ----------===//
+//
+// docs/planning.md writes these equations out with their sources (ZeRO,
+// Megatron-LM's activation and bubble formulas, alpha-beta links).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessel/planning/CostModel.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir::tessel::planning;
+
+namespace {
+
+/// Of a layer's kept activations without sequence parallelism, the share
+/// every tensor-parallel device holds whole (norm and dropout inputs, the
+/// residual stream): Megatron-LM's 10 of 34 bytes per token and hidden
+/// unit. Verification replaces it with the partitioned program's bytes.
+constexpr double kReplicatedShare = 10.0 / 34.0;
+
+/// Backward matmuls are twice the forward's.
+constexpr double kBackwardShare = 2.0 / 3.0;
+
+double layersOn(const ModelProfile &model, const Plan &plan) {
+  return std::max<double>(1, double(model.layers)) / double(plan.pp);
+}
+
+} // namespace
+
+std::string Plan::describe() const {
+  std::string s = llvm::formatv("dp={0} tp={1} pp={2}", dp, tp, pp).str();
+  if (sequenceParallel)
+    s += " sp";
+  if (zero)
+    s += llvm::formatv(" zero={0}", zero).str();
+  s += llvm::formatv(" mb={0}x{1}", microbatches, microBatchSize).str();
+  if (pp > 1)
+    s += " " + schedule +
+         (virtualStages > 1 ? llvm::formatv("/{0}", virtualStages).str()
+                            : std::string());
+  if (recompute != "none")
+    s += " recompute=" + recompute;
+  return s;
+}
+
+DeviceLoad mlir::tessel::planning::analyticLoad(const ModelProfile &model,
+                                                const Plan &plan) {
+  DeviceLoad l;
+  double t = double(plan.tp), p = double(plan.pp);
+  auto tpShare = [&](double bytes) {
+    return plan.sequenceParallel
+               ? bytes / t
+               : bytes * (kReplicatedShare + (1 - kReplicatedShare) / t);
+  };
+  double inLayers = model.parameters - model.outsideLayerParameters;
+  // The first stage also holds what is outside the layers (the embedding).
+  l.parameters = (inLayers / p + model.outsideLayerParameters) / t;
+  l.layers = layersOn(model, plan);
+  l.keptBytesPerSample = tpShare(model.keptBytesPerSample / p);
+  l.keptSelectiveBytesPerSample =
+      tpShare(model.keptSelectiveBytesPerSample / p);
+  l.selectiveFlopsPerSample = model.selectiveFlopsPerSample / (t * p);
+  // The largest temporaries (logits, their softmax) are split over the
+  // vocabulary; they are on the last stage whatever pp is.
+  l.workingBytesPerSample = model.workingBytesPerSample / t;
+  l.boundaryBytesPerSample =
+      plan.sequenceParallel ? model.boundaryBytesPerSample / t
+                            : model.boundaryBytesPerSample;
+  // Megatron: two all-reduces of the residual stream per layer forward, two
+  // backward (with sp: all-gathers and reduce-scatters of the same bytes).
+  if (plan.tp > 1)
+    l.tpBytesPerSample =
+        4 * 2 * (t - 1) / t * model.boundaryBytesPerSample * l.layers;
+  if (plan.pp > 1)
+    l.ppBytesPerSample = 2 * l.boundaryBytesPerSample;
+  // The most loaded stage: its share of the layers and what is outside
+  // them (the head; Tessel's splitter balances by whole layers).
+  double outside = p > 1 ? model.outsideLayerFlopsPerSample : 0;
+  l.flopsPerSample = ((model.trainFlopsPerSample - outside) / p + outside) / t;
+  l.forwardFlopsPerSample =
+      model.forwardFlopsPerSample /
+      std::max(1.0, model.trainFlopsPerSample) * l.flopsPerSample;
+  return l;
+}
+
+double mlir::tessel::planning::inFlightMicrobatches(const Plan &plan) {
+  double m = double(plan.microbatches), p = double(plan.pp);
+  if (plan.pp == 1)
+    return 1;
+  if (plan.schedule == "gpipe")
+    return m;
+  double f = std::min(p, m);
+  if (plan.schedule == "interleaved")
+    return f * (1 + (p - 1) / (p * double(plan.virtualStages)));
+  return f;
+}
+
+Memory mlir::tessel::planning::estimateMemory(const ModelProfile &model,
+                                              const DeviceLoad &load,
+                                              const Plan &plan) {
+  Memory m;
+  double d = double(plan.dp), psi = load.parameters;
+  const StateBytes &s = model.perParameter;
+  m.weights = psi * s.weights / (plan.zero >= 3 ? d : 1);
+  m.gradients = psi * s.gradients / (plan.zero >= 2 ? d : 1);
+  m.optimizer = psi * s.optimizer / (plan.zero >= 1 ? d : 1);
+  double b = double(plan.microBatchSize), inFlight = inFlightMicrobatches(plan);
+  if (plan.recompute == "layers")
+    m.activations =
+        inFlight * b * load.boundaryBytesPerSample * load.layers +
+        b * load.keptBytesPerSample / std::max(1.0, load.layers);
+  else if (plan.recompute == "selective")
+    m.activations = inFlight * b * load.keptSelectiveBytesPerSample;
+  else
+    m.activations = inFlight * b * load.keptBytesPerSample;
+  m.working = b * load.workingBytesPerSample;
+  // ZeRO-3 gathers a layer's weights before it runs, the next one early.
+  if (plan.zero >= 3 && plan.dp > 1)
+    m.working += 2 * psi / std::max(1.0, load.layers) * s.weights;
+  return m;
+}
+
+namespace {
+
+double transfer(const Link &link, double bytes, double collectives) {
+  return bytes / link.bandwidth + collectives * link.latency;
+}
+
+/// Exposed data-parallel time: gradients reduced and weights gathered per
+/// ZeRO stage, overlapping what the stage lets them overlap.
+double dataParallelTime(const ModelProfile &model, const DeviceLoad &load,
+                        const Plan &plan, const Hardware &hw,
+                        double compute) {
+  if (plan.dp == 1)
+    return 0;
+  int64_t perNode = hw.devicesPerNode;
+  const Link &link =
+      plan.tp * plan.dp <= perNode ? hw.intraNode : hw.interNode;
+  double d = double(plan.dp), frac = (d - 1) / d, m = double(plan.microbatches);
+  double w = load.parameters * model.perParameter.weights;
+  double g = load.parameters * model.perParameter.gradients;
+  double buckets = std::max(1.0, load.layers);
+  double backward = compute * kBackwardShare;
+  switch (plan.zero) {
+  case 0: // one all-reduce of the gradients, beside the last backward
+    return std::max(0.0, transfer(link, 2 * frac * g, buckets) -
+                             hw.overlap * backward / m);
+  case 1: // reduce-scatter beside the last backward; weights gathered after
+    return std::max(0.0, transfer(link, frac * g, buckets) -
+                             hw.overlap * backward / m) +
+           transfer(link, frac * w, buckets);
+  case 2: // a reduce-scatter per microbatch, beside every backward
+    return std::max(0.0, transfer(link, m * frac * g, m * buckets) -
+                             hw.overlap * backward) +
+           transfer(link, frac * w, buckets);
+  default: // weights gathered forward and backward, gradients scattered
+    return std::max(0.0, transfer(link, m * frac * (2 * w + g),
+                                  3 * m * buckets) -
+                             hw.overlap * compute);
+  }
+}
+
+} // namespace
+
+StepTime mlir::tessel::planning::estimateTime(const ModelProfile &model,
+                                              const DeviceLoad &load,
+                                              const Plan &plan,
+                                              const Hardware &hw) {
+  StepTime t;
+  double samples = double(plan.microBatchSize * plan.microbatches);
+  double m = double(plan.microbatches);
+  // Recomputing layers runs the forward (and its tp collectives) twice;
+  // selective recomputation only the attention core's matmuls.
+  bool layers = plan.recompute == "layers";
+  double again = layers ? 1.5 : 1;
+  double flops = load.flopsPerSample * samples;
+  if (layers)
+    flops += load.forwardFlopsPerSample * samples;
+  else if (plan.recompute == "selective")
+    flops += load.selectiveFlopsPerSample * samples;
+  t.compute = flops / (hw.peak(model.computeType) * hw.efficiency);
+  if (plan.tp > 1) {
+    const Link &link =
+        plan.tp <= hw.devicesPerNode ? hw.intraNode : hw.interNode;
+    t.tp = transfer(link, load.tpBytesPerSample * samples * again,
+                    4 * load.layers * m * again);
+  }
+  if (plan.pp > 1) {
+    const Link &link = plan.devices() <= hw.devicesPerNode ? hw.intraNode
+                                                            : hw.interNode;
+    t.pp = transfer(link, load.ppBytesPerSample * samples, 2 * m);
+    double perMicrobatch = (t.compute + t.tp) / m;
+    double share = plan.schedule == "interleaved"
+                       ? 1.0 / double(plan.virtualStages)
+                   : plan.schedule == "zb-h1" ? 1.0 / 3
+                                              : 1.0;
+    t.bubble = double(plan.pp - 1) * perMicrobatch * share;
+  }
+  t.dp = dataParallelTime(model, load, plan, hw, t.compute);
+  return t;
+}
+
+Estimate mlir::tessel::planning::estimate(const ModelProfile &model,
+                                          const DeviceLoad &load,
+                                          const Plan &plan,
+                                          const Hardware &hw) {
+  Estimate e;
+  e.plan = plan;
+  e.load = load;
+  e.memory = estimateMemory(model, load, plan);
+  e.time = estimateTime(model, load, plan, hw);
+  e.fits = e.memory.total() <= hw.usableBytes();
+  double samples =
+      double(plan.dp * plan.microbatches * plan.microBatchSize);
+  e.mfu = model.trainFlopsPerSample * samples /
+          (e.time.total() * double(plan.devices()) *
+           hw.peak(model.computeType));
+  return e;
+}
+
+namespace {
+
+std::vector<int64_t> divisors(int64_t n, int64_t limit) {
+  std::vector<int64_t> out;
+  for (int64_t k = 1; k <= std::min(n, limit); ++k)
+    if (n % k == 0)
+      out.push_back(k);
+  return out;
+}
+
+} // namespace
+
+std::vector<Plan>
+mlir::tessel::planning::enumeratePlans(const ModelProfile &model,
+                                       const SearchSpace &space,
+                                       const Hardware &hw) {
+  std::vector<Plan> plans;
+  int64_t n = space.devices, layers = std::max<int64_t>(1, model.layers);
+  int64_t maxTp = space.maxTp ? space.maxTp : hw.devicesPerNode;
+  for (int64_t tp : divisors(n, maxTp))
+    for (int64_t pp : divisors(n / tp, space.pipelines ? layers : 1)) {
+      if (layers % pp)
+        continue;
+      int64_t dp = n / (tp * pp);
+      if (space.globalBatch % dp)
+        continue;
+      int64_t perReplica = space.globalBatch / dp;
+      std::vector<std::pair<std::string, int64_t>> schedules = {{"1f1b", 1}};
+      if (pp > 1) {
+        schedules.push_back({"zb-h1", 1});
+        if (layers % (2 * pp) == 0)
+          schedules.push_back({"interleaved", 2});
+      }
+      for (int64_t b : divisors(perReplica, 64)) {
+        int64_t m = perReplica / b;
+        if (pp > 1 && m < pp)
+          continue;
+        for (auto &[schedule, virtualStages] : schedules)
+          for (int zero : space.zeroStages) {
+            if (dp == 1 && zero)
+              continue;
+            for (const char *recompute : {"none", "selective", "layers"}) {
+              if (recompute != llvm::StringRef("none") &&
+                  !space.recomputation)
+                continue;
+              if (recompute == llvm::StringRef("selective") &&
+                  model.keptSelectiveBytesPerSample >=
+                      model.keptBytesPerSample)
+                continue;
+              for (bool sp : {false, true}) {
+                if (sp && (tp == 1 || !space.sequenceParallel))
+                  continue;
+                Plan p;
+                p.dp = dp, p.tp = tp, p.pp = pp, p.sequenceParallel = sp;
+                p.zero = zero, p.microbatches = m, p.microBatchSize = b;
+                p.recompute = recompute, p.schedule = schedule;
+                p.virtualStages = virtualStages;
+                plans.push_back(p);
+              }
+            }
+          }
+      }
+    }
+  return plans;
+}
+
+std::vector<Estimate>
+mlir::tessel::planning::rankPlans(const ModelProfile &model,
+                                  llvm::ArrayRef<Plan> plans,
+                                  const Hardware &hw) {
+  std::vector<Estimate> out;
+  out.reserve(plans.size());
+  for (const Plan &p : plans)
+    out.push_back(estimate(model, analyticLoad(model, p), p, hw));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Estimate &a, const Estimate &b) {
+                     if (a.fits != b.fits)
+                       return a.fits;
+                     if (!a.fits)
+                       return a.memory.total() < b.memory.total();
+                     return a.time.total() < b.time.total();
+                   });
+  return out;
+}

@@ -1,0 +1,155 @@
+//===- PlanningTest.cpp - the cost model against known formulas -----------===//
+
+#include "tessel/planning/CostModel.h"
+#include "tessel/planning/PlanFile.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir::tessel::planning;
+
+namespace {
+
+/// Mixed-precision Adam as in the ZeRO paper: fp16 weights and gradients
+/// (2 + 2 bytes), K = 12 bytes of fp32 master weights, momentum, variance.
+ModelProfile mixedPrecision(double parameters) {
+  ModelProfile m;
+  m.parameters = parameters;
+  m.perParameter = {2, 2, 12};
+  m.layers = 80;
+  return m;
+}
+
+double states(const Memory &m) { return m.weights + m.gradients + m.optimizer; }
+
+TEST(Planning, SeventyBillionParametersNeedSixteenBytesEach) {
+  ModelProfile m = mixedPrecision(70e9);
+  DeviceLoad load;
+  load.parameters = m.parameters;
+  Plan one;
+  EXPECT_NEAR(states(estimateMemory(m, load, one)), 1.12e12, 0.01 * 1.12e12);
+}
+
+// ZeRO (Rajbhandari et al. 2020), Figure 1: a 7.5B model on 64 devices:
+// 120 GB, then 31.4 GB (P_os), 16.6 GB (P_os+g), 1.9 GB (P_os+g+p; the
+// formula's 1.875 GB, rounded).
+TEST(Planning, ZeroStagesMatchThePaper) {
+  ModelProfile m = mixedPrecision(7.5e9);
+  DeviceLoad load;
+  load.parameters = m.parameters;
+  load.layers = m.layers;
+  const double expected[] = {120e9, 31.4e9, 16.6e9, 1.875e9};
+  for (int zero = 0; zero <= 3; ++zero) {
+    Plan p;
+    p.dp = 64;
+    p.zero = zero;
+    double got = states(estimateMemory(m, load, p));
+    EXPECT_NEAR(got, expected[zero], 0.01 * expected[zero]) << "ZeRO-" << zero;
+  }
+}
+
+TEST(Planning, PipelineBubbleAndActivationsFollowTheSchedules) {
+  ModelProfile m = mixedPrecision(1e9);
+  m.trainFlopsPerSample = 1e12;
+  m.forwardFlopsPerSample = 1e12 / 3;
+  m.keptBytesPerSample = 1e6;
+  Hardware hw;
+  hw.peakFlops["f32"] = 1e12;
+  hw.efficiency = 1;
+  hw.intraNode = hw.interNode = {"link", 1e30, 0};
+  for (auto [schedule, share] :
+       {std::pair{"1f1b", 1.0}, std::pair{"gpipe", 1.0},
+        std::pair{"zb-h1", 1.0 / 3}}) {
+    Plan p;
+    p.pp = 4;
+    p.microbatches = 8;
+    p.schedule = schedule;
+    DeviceLoad load = analyticLoad(m, p);
+    StepTime t = estimateTime(m, load, p, hw);
+    // 1F1B: the bubble is (p-1)/(m+p-1) of the step (Narayanan et al.).
+    EXPECT_NEAR(t.bubble / t.compute, share * 3.0 / 8, 1e-12) << schedule;
+    double inFlight = std::string(schedule) == "gpipe" ? 8 : 4;
+    EXPECT_NEAR(estimateMemory(m, load, p).activations,
+                inFlight * load.keptBytesPerSample, 1e-6)
+        << schedule;
+  }
+  Plan p;
+  p.pp = 4, p.microbatches = 8, p.schedule = "1f1b";
+  DeviceLoad load = analyticLoad(m, p);
+  StepTime t = estimateTime(m, load, p, hw);
+  EXPECT_NEAR(t.bubble / t.total(), 3.0 / 11, 1e-12);
+}
+
+TEST(Planning, EnumeratedPlansUseEveryDeviceAndDivideTheBatch) {
+  ModelProfile m = mixedPrecision(1e9);
+  m.layers = 12;
+  m.keptSelectiveBytesPerSample = m.keptBytesPerSample = 1;
+  Hardware hw;
+  hw.devicesPerNode = 8;
+  SearchSpace space;
+  space.devices = 16;
+  space.globalBatch = 96;
+  std::vector<Plan> plans = enumeratePlans(m, space, hw);
+  ASSERT_FALSE(plans.empty());
+  bool sawPipeline = false;
+  for (const Plan &p : plans) {
+    EXPECT_EQ(p.devices(), 16) << p.describe();
+    EXPECT_EQ(p.dp * p.microbatches * p.microBatchSize, 96) << p.describe();
+    EXPECT_LE(p.tp, 8) << p.describe();
+    EXPECT_EQ(m.layers % p.pp, 0) << p.describe();
+    if (p.pp > 1) {
+      sawPipeline = true;
+      EXPECT_GE(p.microbatches, p.pp) << p.describe();
+    }
+    EXPECT_TRUE(p.dp > 1 || p.zero == 0) << p.describe();
+    EXPECT_TRUE(p.tp > 1 || !p.sequenceParallel) << p.describe();
+  }
+  EXPECT_TRUE(sawPipeline);
+}
+
+TEST(Planning, PlansBecomeCompileOptions) {
+  Plan p;
+  p.dp = 4, p.tp = 8, p.pp = 2, p.sequenceParallel = true, p.zero = 1;
+  p.microbatches = 16, p.microBatchSize = 2, p.recompute = "selective";
+  CompileOptions o = compileOptions(p);
+  EXPECT_EQ(o.mesh, "dp=4,tp=8,pp=2");
+  EXPECT_EQ(o.pipeline, "schedule=1f1b microbatches=16 axis=pp");
+  EXPECT_EQ(o.optimizerOptions, "recompute=tagged");
+  EXPECT_EQ(o.modelBatch, 8);
+  EXPECT_EQ(o.globalBatch, 128);
+  EXPECT_FALSE(o.accumulate);
+  for (const char *key : {"\"act_seq\":\"tp\"", "\"heads\":\"tp\"",
+                          "\"batch\":\"dp\"", "\"optimizer_state\""})
+    EXPECT_NE(o.rules.find(key), std::string::npos) << o.rules;
+  p.pp = 1, p.zero = 3, p.tp = 1, p.sequenceParallel = false;
+  o = compileOptions(p);
+  EXPECT_EQ(o.mesh, "dp=4,tp=1");
+  EXPECT_TRUE(o.accumulate);
+  EXPECT_TRUE(o.pipeline.empty());
+  EXPECT_NE(o.rules.find("\"embed\":{\"axes\":\"dp\""), std::string::npos)
+      << o.rules;
+}
+
+TEST(Planning, HardwareDescriptionsNameWhatIsMissing) {
+  llvm::Expected<Hardware> ok = parseHardware(
+      *llvm::json::parse(R"({"name": "x", "memory_gib": 80,
+        "peak_tflops": {"bf16": 1000}, "matmul_efficiency": 0.5,
+        "devices_per_node": 8, "links": {
+          "intra_node": {"bandwidth_gbytes_per_s": 400, "latency_us": 5},
+          "inter_node": {"bandwidth_gbytes_per_s": 50, "latency_us": 10}}})"),
+      "x.json");
+  ASSERT_TRUE(bool(ok)) << llvm::toString(ok.takeError());
+  EXPECT_DOUBLE_EQ(ok->peak("bf16"), 1e15);
+  EXPECT_DOUBLE_EQ(ok->interNode.bandwidth, 50e9);
+  llvm::Expected<Hardware> bad = parseHardware(
+      *llvm::json::parse(R"({"memory_gib": 80, "peak_tflops": {"bf16": 1},
+        "matmul_efficiency": 0.5, "devices_per_node": 8, "links": {
+          "intra_node": {"bandwidth_gbytes_per_s": 400, "latency_us": 5},
+          "inter_node": {"latency_us": 10}}})"),
+      "bad.json");
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(llvm::toString(bad.takeError()),
+            "bad.json: links.inter_node.bandwidth_gbytes_per_s: a number is "
+            "required");
+}
+
+} // namespace

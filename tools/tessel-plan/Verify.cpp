@@ -1,0 +1,158 @@
+//===- Verify.cpp - a plan checked against the partitioned program --------===//
+//
+// The screen estimates every plan from the model's one-device profile; the
+// plans it ranks first are compiled by tessel-compile (--emit local, the
+// same flow an executable goes through) with their tp and pp and dp=1, and
+// re-estimated from what each device of that program holds, computes and
+// sends (planning::measureLoad). Data parallelism and ZeRO only divide
+// those numbers and add gradient traffic, which the equations give exactly.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Plan.h"
+
+#include "tessel/planning/PlanFile.h"
+#include "tessel/planning/Profile.h"
+
+#include "tessel/dialects/tessel/TesselDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+using namespace mlir;
+using namespace mlir::tessel::planning;
+
+namespace {
+
+/// Microbatches the verification compiles: enough for the schedule's
+/// steady state (the first stage keeps pp of them), no more.
+int64_t verifyMicrobatches(const Plan &plan) {
+  if (plan.pp == 1)
+    return 1;
+  return std::min(plan.microbatches, plan.pp * plan.virtualStages);
+}
+
+std::string lastLines(llvm::StringRef text, size_t n) {
+  llvm::SmallVector<llvm::StringRef> lines;
+  text.trim().split(lines, '\n');
+  size_t from = lines.size() > n ? lines.size() - n : 0;
+  std::string out;
+  for (size_t i = from; i < lines.size(); ++i)
+    out += (out.empty() ? "" : " / ") + lines[i].trim().str();
+  return out;
+}
+
+} // namespace
+
+std::string tessel_plan::layoutKey(const Plan &plan) {
+  return llvm::formatv("tp{0}-pp{1}{2}-{3}{4}-m{5}", plan.tp, plan.pp,
+                       plan.sequenceParallel ? "-sp" : "", plan.schedule,
+                       plan.virtualStages, verifyMicrobatches(plan))
+      .str();
+}
+
+namespace {
+
+Plan verifiedLayout(const Plan &plan) {
+  Plan layout = plan;
+  layout.dp = 1;
+  layout.zero = 0;
+  layout.recompute = "none";
+  layout.microbatches = verifyMicrobatches(plan);
+  return layout;
+}
+
+} // namespace
+
+std::optional<tessel_plan::PendingLayout>
+tessel_plan::startLayout(const VerifyContext &ctx, const Plan &plan,
+                         std::string &why) {
+  PendingLayout p;
+  p.key = layoutKey(plan);
+  p.layout = verifiedLayout(plan);
+  CompileOptions options = compileOptions(p.layout);
+  std::string stem = ctx.scratch + "/" + p.key;
+  std::string rules = stem + ".rules.json";
+  p.local = stem + ".mlir";
+  p.log = stem + ".log";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(rules, ec);
+    if (ec) {
+      why = "cannot write " + rules + ": " + ec.message();
+      return std::nullopt;
+    }
+    os << options.rules;
+  }
+  std::vector<std::string> args = {ctx.compiler,  ctx.model,
+                                   "--func",      ctx.func,
+                                   "--optimizer", ctx.optimizer,
+                                   "--mesh",      options.mesh,
+                                   "--rules",     rules,
+                                   "--emit",      "local",
+                                   "-o",          p.local};
+  if (!options.pipeline.empty()) {
+    args.push_back("--pipeline");
+    args.push_back(options.pipeline);
+  }
+  std::vector<llvm::StringRef> argv(args.begin(), args.end());
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, p.log, p.log};
+  std::string error;
+  bool failed = false;
+  p.process = llvm::sys::ExecuteNoWait(ctx.compiler, argv, std::nullopt,
+                                       redirects, 0, &error, &failed);
+  if (failed) {
+    why = "cannot run " + ctx.compiler + ": " + error;
+    return std::nullopt;
+  }
+  return p;
+}
+
+std::optional<DeviceLoad>
+tessel_plan::finishLayout(const ModelProfile &model, PendingLayout &p,
+                          std::string &why) {
+  std::string error;
+  llvm::sys::ProcessInfo done =
+      llvm::sys::Wait(p.process, std::nullopt, &error);
+  if (done.ReturnCode != 0) {
+    auto text = llvm::MemoryBuffer::getFile(p.log);
+    why = "tessel-compile failed" +
+          (text ? ": " + lastLines((*text)->getBuffer(), 2) : error);
+    return std::nullopt;
+  }
+  MLIRContext context;
+  DialectRegistry registry;
+  registry.insert<tessel::TesselDialect, func::FuncDialect,
+                  arith::ArithDialect>();
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(p.local, &context);
+  if (!module) {
+    why = "cannot read " + p.local;
+    return std::nullopt;
+  }
+  llvm::Expected<DeviceLoad> load =
+      measureLoad(*module, model, p.layout, p.layout.microbatches);
+  if (!load) {
+    why = llvm::toString(load.takeError());
+    return std::nullopt;
+  }
+  llvm::sys::fs::remove(p.local);
+  return *load;
+}
+
+std::optional<DeviceLoad>
+tessel_plan::measureLayout(const VerifyContext &ctx, const ModelProfile &model,
+                           const Plan &plan, std::string &why) {
+  std::optional<PendingLayout> pending = startLayout(ctx, plan, why);
+  if (!pending)
+    return std::nullopt;
+  return finishLayout(model, *pending, why);
+}
