@@ -32,6 +32,7 @@ tools = [
     "tessel-tokenize",
     "tessel-generate",
     "tessel-export",
+    "tessel-plan",
     "tessel-comm-check",
     ToolSubst("tessel-cuda-info", unresolved="ignore"),
 ]

@@ -297,13 +297,21 @@ mlir::tessel::planning::rankPlans(const ModelProfile &model,
   out.reserve(plans.size());
   for (const Plan &p : plans)
     out.push_back(estimate(model, analyticLoad(model, p), p, hw));
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Estimate &a, const Estimate &b) {
-                     if (a.fits != b.fits)
-                       return a.fits;
-                     if (!a.fits)
-                       return a.memory.total() < b.memory.total();
-                     return a.time.total() < b.time.total();
-                   });
+  std::stable_sort(out.begin(), out.end(), betterPlan);
   return out;
+}
+
+bool mlir::tessel::planning::betterPlan(const Estimate &a,
+                                        const Estimate &b) {
+  if (a.fits != b.fits)
+    return a.fits;
+  if (!a.fits)
+    return a.memory.total() < b.memory.total();
+  double ta = a.time.total(), tb = b.time.total();
+  if (std::abs(ta - tb) > 1e-9 * std::max(ta, tb))
+    return ta < tb;
+  // As fast: the lower ZeRO stage (less to go wrong), then less memory.
+  if (a.plan.zero != b.plan.zero)
+    return a.plan.zero < b.plan.zero;
+  return a.memory.total() < b.memory.total();
 }

@@ -161,7 +161,16 @@ planning::profileModel(ModuleOp module, StringRef funcName,
   }
   double n = std::max(1.0, p.parameters);
   p.perParameter = {weightBytes / n, weightBytes / n, stateBytes / n};
+  // The parameters' type, unless the step computes in another.
   p.computeType = "f32";
+  for (BlockArgument arg : forward.getArguments())
+    if (auto t = dyn_cast<RankedTensorType>(arg.getType());
+        t && isa<FloatType>(t.getElementType())) {
+      llvm::raw_string_ostream os(p.computeType);
+      p.computeType.clear();
+      os << t.getElementType();
+      break;
+    }
   for (StringRef option : llvm::split(rest, ' '))
     if (option.consume_front("compute-type="))
       p.computeType = option.str();

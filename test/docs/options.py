@@ -21,13 +21,14 @@ import sys
 HOMES = {
     "tessel-compile": [("docs/running.md", "`tessel-compile`"),
                        ("docs/running.md", "The target CPU"),
-                       ("docs/extending.md", None)],
+                       ("docs/extending.md", None), ("docs/planning.md", None)],
     "tessel-interp": [("docs/interpreter.md", None), ("docs/autodiff.md", None)],
     "tessel-models": [("docs/models.md", None)],
     "tessel-run": [("docs/running.md", "Ranks: threads or MPI")],
     "tessel-tokenize": [("docs/running.md", "Data: `tessel-tokenize`")],
     "tessel-generate": [("docs/running.md", "Sampling: `tessel-generate`")],
     "tessel-export": [("docs/running.md", "Exporting: `tessel-export`")],
+    "tessel-plan": [("docs/planning.md", None)],
     "program": [("docs/running.md", "The compiled program"),
                 ("docs/running.md", "Checkpoints"), ("docs/running.md", "Traces")],
 }
@@ -120,7 +121,7 @@ def command_lines(text):
 
 
 TOOLS = ["tessel-compile", "tessel-interp", "tessel-models", "tessel-run",
-         "tessel-tokenize", "tessel-opt"]
+         "tessel-tokenize", "tessel-opt", "tessel-plan"]
 INVOKE = re.compile(r"(?:^|[\s(|;&])(?:build/bin/)?(tessel-[a-z]+|\./gpt)(?=\s|$)")
 
 

@@ -51,10 +51,12 @@ std::string lastLines(llvm::StringRef text, size_t n) {
 
 } // namespace
 
+/// The schedule does not change what a device computes or sends per
+/// sample, only when; interleaving (v stages per rank) does.
 std::string tessel_plan::layoutKey(const Plan &plan) {
-  return llvm::formatv("tp{0}-pp{1}{2}-{3}{4}-m{5}", plan.tp, plan.pp,
-                       plan.sequenceParallel ? "-sp" : "", plan.schedule,
-                       plan.virtualStages, verifyMicrobatches(plan))
+  return llvm::formatv("tp{0}-pp{1}{2}-v{3}-m{4}", plan.tp, plan.pp,
+                       plan.sequenceParallel ? "-sp" : "", plan.virtualStages,
+                       verifyMicrobatches(plan))
       .str();
 }
 
@@ -66,6 +68,8 @@ Plan verifiedLayout(const Plan &plan) {
   layout.zero = 0;
   layout.recompute = "none";
   layout.microbatches = verifyMicrobatches(plan);
+  if (layout.pp > 1)
+    layout.schedule = layout.virtualStages > 1 ? "interleaved" : "1f1b";
   return layout;
 }
 

@@ -125,13 +125,7 @@ SearchSpace searchSpace() {
   return space;
 }
 
-bool byTime(const Estimate &a, const Estimate &b) {
-  if (a.fits != b.fits)
-    return a.fits;
-  if (!a.fits)
-    return a.memory.total() < b.memory.total();
-  return a.time.total() < b.time.total();
-}
+bool byTime(const Estimate &a, const Estimate &b) { return betterPlan(a, b); }
 
 /// Replaces the estimates of every plan of layout `key` by ones from
 /// `load`, or drops them when the layout did not compile.
@@ -157,7 +151,9 @@ void verifyTop(std::vector<Estimate> &ranked, const ModelProfile &model,
                const Hardware &hw, const tessel_plan::VerifyContext &ctx,
                unsigned count) {
   std::set<std::string> tried;
-  for (unsigned compiled = 0; compiled < 2 * count;) {
+  // Each round verifies up to two layouts; a verified plan that got worse
+  // lets an unverified one up, so a few rounds may be needed.
+  for (unsigned round = 0; round < 2 * count + 2; ++round) {
     std::vector<tessel_plan::PendingLayout> pending;
     for (size_t i = 0; i < std::min<size_t>(count, ranked.size()); ++i) {
       const Estimate &e = ranked[i];
@@ -173,7 +169,6 @@ void verifyTop(std::vector<Estimate> &ranked, const ModelProfile &model,
     }
     if (pending.empty())
       return;
-    compiled += pending.size();
     for (tessel_plan::PendingLayout &p : pending) {
       std::string why;
       std::optional<DeviceLoad> load = tessel_plan::finishLayout(model, p, why);
@@ -220,7 +215,10 @@ int printComparisons(std::vector<Estimate> &ranked, const ModelProfile &model,
       });
     };
     auto it = find();
-    if (it != ranked.end() && it->fits && !it->load.measured && ctx) {
+    // Verifying one layout may let another of these degrees up.
+    for (int round = 0; round < 4 && ctx && it != ranked.end() && it->fits &&
+                        !it->load.measured;
+         ++round) {
       std::string why;
       std::optional<DeviceLoad> load =
           tessel_plan::measureLayout(*ctx, model, it->plan, why);

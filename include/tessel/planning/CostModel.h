@@ -176,8 +176,11 @@ std::vector<Plan> enumeratePlans(const ModelProfile &model,
                                  const SearchSpace &space,
                                  const Hardware &hw);
 
-/// Estimates every plan (analytically); those that fit first, each group
-/// by step time.
+/// The ranking: plans that fit first, by step time; as fast, the lower
+/// ZeRO stage, then the smaller memory. Plans that do not fit by memory.
+bool betterPlan(const Estimate &a, const Estimate &b);
+
+/// Estimates every plan (analytically), ranked by betterPlan.
 std::vector<Estimate> rankPlans(const ModelProfile &model,
                                 llvm::ArrayRef<Plan> plans,
                                 const Hardware &hw);
