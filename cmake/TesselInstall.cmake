@@ -5,6 +5,7 @@
 #                              executables with
 #   P/include/tessel/          public headers, generated .inc files, .td files
 #   P/lib/cmake/tessel/        TesselConfig.cmake, its version file, targets
+#   P/share/tessel/hardware/   tessel-plan's hardware descriptions
 include(CMakePackageConfigHelpers)
 set(TESSEL_INSTALL_BINDIR bin)
 set(TESSEL_INSTALL_INCLUDEDIR include)
@@ -25,6 +26,9 @@ if(TARGET tessel_rt_gpu)
   list(APPEND TESSEL_RUNTIME_ARCHIVES tessel_rt_gpu)
 endif()
 install(TARGETS ${TESSEL_RUNTIME_ARCHIVES} ARCHIVE DESTINATION lib/tessel)
+
+# tessel-plan's hardware descriptions (found as ../share/tessel/hardware).
+install(DIRECTORY data/hardware DESTINATION share/tessel)
 
 install(DIRECTORY include/tessel DESTINATION ${TESSEL_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h" PATTERN "*.td")

@@ -87,6 +87,13 @@ cl::list<std::string> compare(
              "repeatable) and how much slower it is than the first, verified "
              "like the first"),
     cl::cat(category));
+cl::opt<std::string> evaluateSpec(
+    "evaluate",
+    cl::desc("Estimate only this plan: \"dp=2,tp=2,pp=1,sp=1,zero=1,mb=4x2,"
+             "recompute=none,schedule=1f1b,virtual=1\" (what is not named: "
+             "degree 1, no sp, ZeRO-0, one microbatch, no recomputation, "
+             "1f1b)"),
+    cl::cat(category));
 cl::opt<std::string> emitFile(
     "emit", cl::desc("Write the first plan as JSON for tessel-compile --plan"),
     cl::cat(category));
@@ -200,6 +207,43 @@ degreesMatcher(llvm::StringRef spec) {
   });
 }
 
+/// The plan --evaluate names, checked against --devices and
+/// --global-batch.
+llvm::Expected<Plan> parsePlan(llvm::StringRef spec) {
+  Plan p;
+  p.microbatches = 0;
+  for (llvm::StringRef part : llvm::split(spec, ',')) {
+    auto [key, value] = part.trim().split('=');
+    int64_t n = 0;
+    bool number = !value.getAsInteger(10, n);
+    if (key == "dp" && number) p.dp = n;
+    else if (key == "tp" && number) p.tp = n;
+    else if (key == "pp" && number) p.pp = n;
+    else if (key == "sp" && number) p.sequenceParallel = n != 0;
+    else if (key == "zero" && number && n >= 0 && n <= 3) p.zero = int(n);
+    else if (key == "virtual" && number) p.virtualStages = n;
+    else if (key == "schedule") p.schedule = value.str();
+    else if (key == "recompute" &&
+             llvm::is_contained({"none", "selective", "layers"}, value))
+      p.recompute = value.str();
+    else if (key == "mb" && !value.split('x').first.getAsInteger(
+                                10, p.microbatches) &&
+             !value.split('x').second.getAsInteger(10, p.microBatchSize)) {
+    } else
+      return llvm::createStringError("--evaluate " + spec.str() + ": cannot "
+                                     "read '" + part.str() + "'");
+  }
+  if (p.microbatches == 0)
+    p.microbatches = 1, p.microBatchSize = globalBatch / p.dp;
+  if (p.devices() != devices ||
+      p.dp * p.microbatches * p.microBatchSize != globalBatch)
+    return llvm::createStringError(llvm::formatv(
+        "--evaluate {0}: dp x tp x pp must be --devices ({1}) and dp x "
+        "microbatches x their size --global-batch ({2})",
+        spec, int64_t(devices), int64_t(globalBatch)));
+  return p;
+}
+
 /// For each --compare: verifies its best plan's layout and prints it
 /// against the first plan.
 int printComparisons(std::vector<Estimate> &ranked, const ModelProfile &model,
@@ -277,7 +321,15 @@ int main(int argc, char **argv) {
   if (!model)
     return fail(llvm::toString(model.takeError()));
 
-  std::vector<Plan> plans = enumeratePlans(*model, searchSpace(), *hw);
+  std::vector<Plan> plans;
+  if (!evaluateSpec.empty()) {
+    llvm::Expected<Plan> plan = parsePlan(evaluateSpec);
+    if (!plan)
+      return fail(llvm::toString(plan.takeError()));
+    plans.push_back(*plan);
+  } else {
+    plans = enumeratePlans(*model, searchSpace(), *hw);
+  }
   if (plans.empty())
     return fail(llvm::formatv("no layout of {0} devices divides the global "
                               "batch {1} and the model's {2} layers",
