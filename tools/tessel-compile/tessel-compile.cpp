@@ -505,19 +505,9 @@ std::string exportEntryPipeline(ModuleOp module, StringRef stepName) {
   return pipeline + "}";
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "Compiles a tessel model into an executable "
-                              "that trains it on a device mesh\n");
-  const mlir::tessel::Target *device = mlir::tessel::lookupTarget(target);
-  if (!device)
-    return failWith("--target " + target +
-                    ": no such target; the registered targets are: " +
-                    mlir::tessel::listTargets());
+/// Checks the options that need no model, reads --plan into the options it
+/// stands for and parses --pipeline. Returns an exit code (0: go on).
+int prepareOptions(std::optional<int64_t> &planBatch) {
   static const char *stages[] = {"tessel", "local", "linalg",
                                  "llvm",   "obj",   "exe"};
   if (!llvm::is_contained(stages, emit))
@@ -530,8 +520,6 @@ int main(int argc, char **argv) {
     return failWith("--target " + target + ": this Tessel was built without "
                     "that target's runtime (for cuda: the CUDA toolkit was "
                     "not found when it was configured)");
-
-  std::optional<int64_t> planBatch;
   if (!planFile.empty()) {
     if (!meshSpec.empty() || !strategy.empty() || !rulesFile.empty() ||
         !pipelineSpec.empty())
@@ -560,6 +548,108 @@ int main(int argc, char **argv) {
                       "--accumulate (microbatches= accumulates)");
     pipelineRequest = *p;
   }
+  return 0;
+}
+
+/// The training step, SPMD partitioning and the pipeline split, with the
+/// extension points between them; `entries` gets the functions the ranks
+/// run. Returns an exit code, or -1 to go on.
+int partitionProgram(ModuleOp module, std::string &entries,
+                     DefaultTimingManager &tm, TimingScope &root) {
+  SmallVector<std::string> steps = buildProgram(module, tm, root);
+  if (steps.empty())
+    return 1;
+  const std::string &stepName = steps.front();
+  if (failed(runExtensions(module, "after-propagation", tm, root)))
+    return 1;
+  if (emit == "tessel")
+    return failed(writeModule(module, outputFile));
+  bool hasMesh = !module.getOps<MeshOp>().empty();
+  if (hasMesh && failed(runPipeline(module, "tessel-partition", tm, root)))
+    return 1;
+  entries = stepName;
+  if (pipelineRequest) {
+    const PipelineRequest &p = *pipelineRequest;
+    std::string split = "tessel-pipeline-split{func=" + stepName + " axis=" +
+                        p.axis + " schedule=" + p.schedule +
+                        " microbatches=" + std::to_string(p.microbatches) +
+                        " virtual=" + std::to_string(p.virtualStages) +
+                        "},tessel-pipeline-report";
+    if (failed(runPipeline(module, split, tm, root)))
+      return 1;
+    auto attr = module->getAttrOfType<DictionaryAttr>(kPipelineAttrName);
+    SmallVector<std::string> names;
+    for (Attribute f : attr.getAs<ArrayAttr>("functions"))
+      names.push_back(cast<FlatSymbolRefAttr>(f).getValue().str());
+    entries = llvm::join(names, ",");
+  }
+  if (hasMesh &&
+      failed(runPipeline(module, "tessel-optimize-collectives", tm, root)))
+    return 1;
+  if (failed(runExtensions(module, "after-partition", tm, root)))
+    return 1;
+  if (emit == "local")
+    return failed(writeModule(module, outputFile));
+  return -1;
+}
+
+/// The step (and its evaluations and initializers) compiled: described for
+/// the runtime, lowered to the LLVM dialect by the target's registered
+/// pipeline, in three parts so --emit can stop between them, then to
+/// native code. Returns the exit code.
+int lowerProgram(ModuleOp module, StringRef entries,
+                 const mlir::tessel::Target &device, const CpuSelection &cpu,
+                 DefaultTimingManager &tm, TimingScope &root) {
+  std::string exportEntry = exportEntryPipeline(module, entries);
+  if (exportEntry.empty())
+    return 1;
+  if (failed(runPipeline(module, exportEntry, tm, root)))
+    return 1;
+  if (printProgramInfo)
+    llvm::outs()
+        << module->getAttrOfType<StringAttr>(tp::kProgramAttrName).getValue()
+        << "\n";
+  if (failed(runPipeline(module, "tessel-lower-to-linalg{target=" + target +
+                                     "}",
+                         tm, root)) ||
+      failed(runExtensions(module, "before-lowering", tm, root)))
+    return 1;
+  if (emit == "linalg")
+    return failed(writeModule(module, outputFile));
+  if (failed(tessel_compile::checkLowerable(module, target)))
+    return 1;
+  std::string lowering = device.loweringPipeline;
+  if (device.takesGpuArch)
+    lowering += "{chip=" + gpuArch + "}";
+  if (!loweringPipeline.empty())
+    lowering = loweringPipeline;
+  if (failed(runPipeline(module, lowering + ",tessel-emit-entry", tm, root)))
+    return 1;
+  tessel_compile::NativeOptions native{outputFile, emit, target, optLevel,
+                                       largeHostFunction};
+  if (int rc = tessel_compile::emitNative(module, cpu, native, root))
+    return rc;
+  return emit == "exe" ? tessel_compile::copyKernelLibraries(
+                             customCallLibraries, outputFile)
+                       : 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "Compiles a tessel model into an executable "
+                              "that trains it on a device mesh\n");
+  const mlir::tessel::Target *device = mlir::tessel::lookupTarget(target);
+  if (!device)
+    return failWith("--target " + target +
+                    ": no such target; the registered targets are: " +
+                    mlir::tessel::listTargets());
+  std::optional<int64_t> planBatch;
+  if (int rc = prepareOptions(planBatch))
+    return rc;
   llvm::Expected<CpuSelection> cpu = selectCpu(cpuName);
   if (!cpu)
     return failWith(llvm::toString(cpu.takeError()));
@@ -598,77 +688,8 @@ int main(int argc, char **argv) {
   DefaultTimingManager tm;
   tm.setEnabled(timing);
   TimingScope root = tm.getRootScope();
-
-  // The training step, then SPMD partitioning.
-  SmallVector<std::string> steps = buildProgram(*module, tm, root);
-  if (steps.empty())
-    return 1;
-  const std::string &stepName = steps.front();
-  if (failed(runExtensions(*module, "after-propagation", tm, root)))
-    return 1;
-  if (emit == "tessel")
-    return failed(writeModule(*module, outputFile));
-  bool hasMesh = !module->getOps<MeshOp>().empty();
-  if (hasMesh && failed(runPipeline(*module, "tessel-partition", tm, root)))
-    return 1;
-  std::string entries = stepName;
-  if (pipelineRequest) {
-    const PipelineRequest &p = *pipelineRequest;
-    std::string split = "tessel-pipeline-split{func=" + stepName + " axis=" +
-                        p.axis + " schedule=" + p.schedule +
-                        " microbatches=" + std::to_string(p.microbatches) +
-                        " virtual=" + std::to_string(p.virtualStages) +
-                        "},tessel-pipeline-report";
-    if (failed(runPipeline(*module, split, tm, root)))
-      return 1;
-    auto attr = (*module)->getAttrOfType<DictionaryAttr>(kPipelineAttrName);
-    SmallVector<std::string> names;
-    for (Attribute f : attr.getAs<ArrayAttr>("functions"))
-      names.push_back(cast<FlatSymbolRefAttr>(f).getValue().str());
-    entries = llvm::join(names, ",");
-  }
-  if (hasMesh &&
-      failed(runPipeline(*module, "tessel-optimize-collectives", tm, root)))
-    return 1;
-  if (failed(runExtensions(*module, "after-partition", tm, root)))
-    return 1;
-  if (emit == "local")
-    return failed(writeModule(*module, outputFile));
-
-  // The step (and its evaluations and initializers) is compiled: described
-  // for the runtime, lowered to the LLVM dialect by the target's registered
-  // pipeline, in three parts so --emit can stop between them.
-  std::string exportEntry = exportEntryPipeline(*module, entries);
-  if (exportEntry.empty())
-    return 1;
-  if (failed(runPipeline(*module, exportEntry, tm, root)))
-    return 1;
-  if (printProgramInfo)
-    llvm::outs() << (*module)
-                        ->getAttrOfType<StringAttr>(tp::kProgramAttrName)
-                        .getValue()
-                 << "\n";
-  if (failed(runPipeline(*module, "tessel-lower-to-linalg{target=" + target +
-                                      "}",
-                         tm, root)) ||
-      failed(runExtensions(*module, "before-lowering", tm, root)))
-    return 1;
-  if (emit == "linalg")
-    return failed(writeModule(*module, outputFile));
-  if (failed(tessel_compile::checkLowerable(*module, target)))
-    return 1;
-  std::string lowering = device->loweringPipeline;
-  if (device->takesGpuArch)
-    lowering += "{chip=" + gpuArch + "}";
-  if (!loweringPipeline.empty())
-    lowering = loweringPipeline;
-  if (failed(runPipeline(*module, lowering + ",tessel-emit-entry", tm, root)))
-    return 1;
-  tessel_compile::NativeOptions native{outputFile, emit, target, optLevel,
-                                       largeHostFunction};
-  if (int rc = tessel_compile::emitNative(*module, *cpu, native, root))
+  std::string entries;
+  if (int rc = partitionProgram(*module, entries, tm, root); rc >= 0)
     return rc;
-  return emit == "exe" ? tessel_compile::copyKernelLibraries(
-                             customCallLibraries, outputFile)
-                       : 0;
+  return lowerProgram(*module, entries, *device, *cpu, tm, root);
 }
