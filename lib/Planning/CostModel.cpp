@@ -106,7 +106,7 @@ Memory mlir::tessel::planning::estimateMemory(const ModelProfile &model,
   Memory m;
   double d = double(plan.dp), psi = load.parameters;
   const StateBytes &s = model.perParameter;
-  m.weights = psi * s.weights / (plan.zero >= 3 ? d : 1);
+  m.weights = psi * (s.weights + s.computeCopies) / (plan.zero >= 3 ? d : 1);
   m.gradients = psi * s.gradients / (plan.zero >= 2 ? d : 1);
   m.optimizer = psi * s.optimizer / (plan.zero >= 1 ? d : 1);
   double b = double(plan.microBatchSize), inFlight = inFlightMicrobatches(plan);

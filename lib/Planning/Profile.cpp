@@ -177,8 +177,12 @@ planning::profileModel(ModuleOp module, StringRef funcName,
 
   double b = double(p.programBatch);
   MemoryEstimate memory = estimateMemory(step);
+  // What the backward keeps that no data flows into (the compute-type
+  // copies of the weights) does not grow with the batch.
+  double copies = double(memory.keptWithoutData);
+  p.perParameter.computeCopies = copies / n;
   double kept = std::max<int64_t>(0, memory.keptForBackward);
-  p.keptBytesPerSample = kept / b;
+  p.keptBytesPerSample = std::max(0.0, kept - copies) / b;
   p.workingBytesPerSample =
       std::max(0.0, double(memory.peakBeforeUpdate) - kept - weightBytes) / b;
   p.trainFlopsPerSample = matmulFlops(step) / b;
@@ -195,9 +199,10 @@ planning::profileModel(ModuleOp module, StringRef funcName,
     if (!tagged)
       return tagged.takeError();
     auto taggedStep = (*tagged)->lookupSymbol<func::FuncOp>("train_step");
+    MemoryEstimate taggedMemory = estimateMemory(taggedStep);
     p.keptSelectiveBytesPerSample =
-        double(std::max<int64_t>(0,
-                                 estimateMemory(taggedStep).keptForBackward)) /
+        std::max(0.0, double(taggedMemory.keptForBackward) -
+                          double(taggedMemory.keptWithoutData)) /
         b;
     p.selectiveFlopsPerSample =
         std::max(0.0, matmulFlops(taggedStep) / b - p.trainFlopsPerSample);

@@ -5,6 +5,7 @@
 #include "tessel/dialects/tessel/TesselOps.h"
 
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -41,6 +42,64 @@ Operation *forwardEnd(ArrayRef<Operation *> ops) {
   if (lastForward && firstBackward > 0)
     return ops[firstBackward - 1];
   return lastForward;
+}
+
+/// Whether an argument is data (the training step's rule: integers and
+/// arguments with a "batch" logical axis).
+bool isData(func::FuncOp func, BlockArgument arg) {
+  auto type = dyn_cast<RankedTensorType>(arg.getType());
+  if (type && !isa<FloatType>(type.getElementType()))
+    return true;
+  auto axes = func.getArgAttrOfType<ArrayAttr>(
+      arg.getArgNumber(), TesselDialect::kLogicalAxesAttrName);
+  return axes && llvm::any_of(axes, [](Attribute a) {
+           auto s = dyn_cast<StringAttr>(a);
+           return s && s.getValue() == "batch";
+         });
+}
+
+/// Bytes of the values live after op `at` that no data flows into.
+int64_t keptWithoutData(func::FuncOp func, ArrayRef<Operation *> ops,
+                        size_t at,
+                        const llvm::DenseMap<Operation *, unsigned> &position);
+
+/// The values of `ops` computed (transitively) from data.
+llvm::DenseSet<Value> dataDependent(func::FuncOp func,
+                                    ArrayRef<Operation *> ops) {
+  llvm::DenseSet<Value> out;
+  for (BlockArgument arg : func.getArguments())
+    if (isData(func, arg))
+      out.insert(arg);
+  for (Operation *op : ops) {
+    bool depends = false;
+    op->walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        depends |= out.contains(v);
+    });
+    if (depends)
+      for (Value r : op->getResults())
+        out.insert(r);
+  }
+  return out;
+}
+
+int64_t keptWithoutData(func::FuncOp func, ArrayRef<Operation *> ops,
+                        size_t at,
+                        const llvm::DenseMap<Operation *, unsigned> &position) {
+  llvm::DenseSet<Value> fromData = dataDependent(func, ops.take_front(at + 1));
+  Block &block = func.getBody().front();
+  int64_t bytes = 0;
+  for (Operation *op : ops.take_front(at + 1))
+    for (Value r : op->getResults()) {
+      if (fromData.contains(r))
+        continue;
+      bool usedLater = llvm::any_of(r.getUsers(), [&](Operation *user) {
+        return position.lookup(block.findAncestorOpInBlock(*user)) > at;
+      });
+      if (usedLater)
+        bytes += planning::tensorBytes(r.getType());
+    }
+  return bytes;
 }
 
 } // namespace
@@ -82,8 +141,10 @@ planning::MemoryEstimate planning::estimateMemory(func::FuncOp func) {
                      .str();
     }
     live -= freed[i];
-    if (op == end)
+    if (op == end) {
       e.keptForBackward = live;
+      e.keptWithoutData = keptWithoutData(func, ops, i, position);
+    }
   }
   return e;
 }

@@ -25,13 +25,19 @@ void printHeader(llvm::raw_ostream &os, const ModelProfile &m,
   const StateBytes &s = m.perParameter;
   os << llvm::formatv(
       "model @{0}: {1} parameters ({2:f0} bytes each: weights {3:f0}, "
-      "gradients {4:f0}, optimizer {5:f0}), {6} layers, {7} tokens per "
+      "gradients {4:f0}, optimizer {5:f0}{11}), {6} layers, {7} tokens per "
       "sample, {8}FLOP per sample (forward and backward), {9:f2} MiB of "
       "activations per sample kept for the backward; computes in {10}\n",
       m.name, si(m.parameters), s.total(), s.weights, s.gradients,
       s.optimizer, m.layers, int64_t(m.tokensPerSample),
       si(m.trainFlopsPerSample), m.keptBytesPerSample / double(1 << 20),
-      m.computeType);
+      m.computeType,
+      s.computeCopies > 0
+          ? llvm::formatv("; and {0:f1} for the weights' compute-type copies "
+                          "the backward keeps",
+                          s.computeCopies)
+                .str()
+          : std::string());
   os << llvm::formatv(
       "hardware {0}: {1}, {2:f0} GiB ({3:f0} usable), {4:f0} TFLOP/s {5} x "
       "{6:f2}, {7} per node; {8}: {9:f0} GB/s, {10}: {11:f0} GB/s\n",

@@ -30,6 +30,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <cmath>
 #include <functional>
 #include <map>
 #include <set>
@@ -134,6 +135,50 @@ SearchSpace searchSpace() {
 
 bool byTime(const Estimate &a, const Estimate &b) { return betterPlan(a, b); }
 
+/// Re-estimates the plans not verified yet with what verification taught:
+/// each one's FLOPs and traffic scaled as in the verified layout nearest
+/// to it (the same pp first, then the nearest tp), so that the screen's
+/// ranking moves toward the verified one and fewer layouts need compiling.
+void calibrateScreen(std::vector<Estimate> &ranked, const ModelProfile &model,
+                     const Hardware &hw) {
+  struct Ratios {
+    Plan plan;
+    double flops = 1, tp = 1, pp = 1;
+  };
+  std::vector<Ratios> learned;
+  auto ratio = [](double measured, double analytic) {
+    return analytic > 0 && measured > 0 ? measured / analytic : 1.0;
+  };
+  for (const Estimate &e : ranked)
+    if (e.load.measured) {
+      DeviceLoad a = analyticLoad(model, e.plan);
+      learned.push_back({e.plan, ratio(e.load.flopsPerSample, a.flopsPerSample),
+                         ratio(e.load.tpBytesPerSample, a.tpBytesPerSample),
+                         ratio(e.load.ppBytesPerSample, a.ppBytesPerSample)});
+    }
+  if (learned.empty())
+    return;
+  auto distance = [](const Plan &a, const Plan &b) {
+    return 4 * std::abs(std::log2(double(a.pp) / double(b.pp))) +
+           std::abs(std::log2(double(a.tp) / double(b.tp)));
+  };
+  for (Estimate &e : ranked) {
+    if (e.load.measured)
+      continue;
+    const Ratios &r = *std::min_element(
+        learned.begin(), learned.end(), [&](const Ratios &x, const Ratios &y) {
+          return distance(x.plan, e.plan) < distance(y.plan, e.plan);
+        });
+    DeviceLoad l = analyticLoad(model, e.plan);
+    l.flopsPerSample *= r.flops;
+    l.forwardFlopsPerSample *= r.flops;
+    l.selectiveFlopsPerSample *= r.flops;
+    l.tpBytesPerSample *= r.tp;
+    l.ppBytesPerSample *= r.pp;
+    e = estimate(model, l, e.plan, hw);
+  }
+}
+
 /// Replaces the estimates of every plan of layout `key` by ones from
 /// `load`, or drops them when the layout did not compile.
 void applyLayout(std::vector<Estimate> &ranked, const std::string &key,
@@ -147,6 +192,7 @@ void applyLayout(std::vector<Estimate> &ranked, const std::string &key,
       kept.push_back(estimate(model, *load, e.plan, hw));
   }
   ranked = std::move(kept);
+  calibrateScreen(ranked, model, hw);
   std::stable_sort(ranked.begin(), ranked.end(), byTime);
 }
 

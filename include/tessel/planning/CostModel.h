@@ -62,6 +62,9 @@ llvm::Expected<Hardware> loadHardware(llvm::StringRef nameOrPath,
 /// Bytes per parameter of each kind of training state.
 struct StateBytes {
   double weights = 0, gradients = 0, optimizer = 0;
+  /// Copies of the weights in the compute type, converted in the forward
+  /// and kept for the backward (mixed precision: 2 bytes).
+  double computeCopies = 0;
   double total() const { return weights + gradients + optimizer; }
 };
 

@@ -28,6 +28,11 @@ struct MemoryEstimate {
   /// In a training step, bytes live right before the first backward op
   /// (the activations kept for the backward); -1 without a forward role.
   int64_t keptForBackward = -1;
+  /// Of those, the bytes of values computed from parameters alone (the
+  /// compute-type copies of weights a mixed-precision step converts once
+  /// and keeps): they do not grow with the batch, activations do. Data are
+  /// integer arguments and those with a "batch" logical axis.
+  int64_t keptWithoutData = 0;
   /// The peak before the first optimizer op (forward and backward): the
   /// runtime updates parameters and state in place, so the update's new
   /// values do not add to what the step needs.
