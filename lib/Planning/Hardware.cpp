@@ -2,8 +2,9 @@
 
 #include "tessel/planning/CostModel.h"
 
+#include "tessel/support/Json.h"
+
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 using namespace mlir::tessel::planning;
@@ -125,14 +126,8 @@ mlir::tessel::planning::loadHardware(llvm::StringRef nameOrPath,
           " (or give a path to a JSON file, docs/planning.md)");
     }
   }
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
-    return llvm::createStringError("cannot read " + path + ": " +
-                                   buffer.getError().message());
-  llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse((*buffer)->getBuffer());
+  llvm::Expected<llvm::json::Value> json = ::tessel::readJsonFile(path);
   if (!json)
-    return llvm::createStringError(path + ": " +
-                                   llvm::toString(json.takeError()));
+    return json.takeError();
   return parseHardware(*json, path);
 }

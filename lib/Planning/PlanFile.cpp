@@ -2,8 +2,9 @@
 
 #include "tessel/planning/PlanFile.h"
 
+#include "tessel/support/Json.h"
+
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 using namespace mlir::tessel::planning;
 
@@ -101,14 +102,9 @@ llvm::json::Value mlir::tessel::planning::planToJson(
 
 llvm::Expected<CompileOptions>
 mlir::tessel::planning::readPlanFile(llvm::StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
-    return llvm::createStringError("--plan: cannot read " + path + ": " +
-                                   buffer.getError().message());
-  llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse((*buffer)->getBuffer());
+  llvm::Expected<llvm::json::Value> json = ::tessel::readJsonFile(path);
   if (!json)
-    return llvm::createStringError("--plan " + path + ": " +
+    return llvm::createStringError("--plan: " +
                                    llvm::toString(json.takeError()));
   const llvm::json::Object *o = json->getAsObject();
   if (!o || o->getInteger("tessel_plan") != 1)

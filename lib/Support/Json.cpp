@@ -2,6 +2,8 @@
 
 #include "tessel/support/Json.h"
 
+#include "llvm/Support/MemoryBuffer.h"
+
 using namespace tessel;
 
 llvm::Expected<llvm::json::Value> tessel::parseJson(llvm::StringRef text,
@@ -31,4 +33,16 @@ llvm::Expected<llvm::json::Value> tessel::parseJson(llvm::StringRef text,
     }
   }
   return llvm::json::parse(text);
+}
+
+llvm::Expected<llvm::json::Value> tessel::readJsonFile(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return llvm::createStringError("cannot read " + path + ": " +
+                                   buffer.getError().message());
+  llvm::Expected<llvm::json::Value> json = parseJson((*buffer)->getBuffer());
+  if (!json)
+    return llvm::createStringError(path + ": " +
+                                   llvm::toString(json.takeError()));
+  return json;
 }

@@ -22,6 +22,9 @@ constexpr unsigned kMaxJsonDepth = 128;
 llvm::Expected<llvm::json::Value> parseJson(llvm::StringRef text,
                                             unsigned maxDepth = kMaxJsonDepth);
 
+/// The file at `path`, read and parsed with parseJson; errors name it.
+llvm::Expected<llvm::json::Value> readJsonFile(llvm::StringRef path);
+
 } // namespace tessel
 
 #endif // TESSEL_SUPPORT_JSON_H
