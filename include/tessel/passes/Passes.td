@@ -157,7 +157,12 @@ def TesselMemoryReportPass : Pass<"tessel-memory-report", "ModuleOp"> {
     step, the bytes live right before the first backward op (role
     `backward_input`, `backward_weight` or `recompute`; after the last
     `tessel.role = "forward"` op where there is none): the activations kept
-    for the backward, which recomputation trades for compute. `format=json` prints one JSON document.
+    for the backward, which recomputation trades for compute; and, where it
+    differs from the peak, the peak before the first optimizer op (the
+    runtime updates parameters and state in place, so the update's new
+    values do not add to what a step needs). The numbers are those
+    tessel-plan reads (tessel/planning/ProgramCosts.h). `format=json`
+    prints one JSON document.
   }];
   let options = [
     Option<"funcName", "func", "std::string", /*default=*/"\"\"",
