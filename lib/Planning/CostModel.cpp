@@ -243,7 +243,7 @@ mlir::tessel::planning::enumeratePlans(const ModelProfile &model,
   int64_t n = space.devices, layers = std::max<int64_t>(1, model.layers);
   int64_t maxTp = space.maxTp ? space.maxTp : hw.devicesPerNode;
   for (int64_t tp : divisors(n, maxTp))
-    for (int64_t pp : divisors(n / tp, space.pipelines ? layers : 1)) {
+    for (int64_t pp : divisors(n / tp, layers)) {
       if (layers % pp)
         continue;
       int64_t dp = n / (tp * pp);
@@ -265,15 +265,12 @@ mlir::tessel::planning::enumeratePlans(const ModelProfile &model,
             if (dp == 1 && zero)
               continue;
             for (const char *recompute : {"none", "selective", "layers"}) {
-              if (recompute != llvm::StringRef("none") &&
-                  !space.recomputation)
-                continue;
               if (recompute == llvm::StringRef("selective") &&
                   model.keptSelectiveBytesPerSample >=
                       model.keptBytesPerSample)
                 continue;
               for (bool sp : {false, true}) {
-                if (sp && (tp == 1 || !space.sequenceParallel))
+                if (sp && tp == 1)
                   continue;
                 Plan p;
                 p.dp = dp, p.tp = tp, p.pp = pp, p.sequenceParallel = sp;

@@ -133,7 +133,6 @@ SearchSpace searchSpace() {
   return space;
 }
 
-bool byTime(const Estimate &a, const Estimate &b) { return betterPlan(a, b); }
 
 /// Re-estimates the plans not verified yet with what verification taught:
 /// each one's FLOPs and traffic scaled as in the verified layout nearest
@@ -193,7 +192,7 @@ void applyLayout(std::vector<Estimate> &ranked, const std::string &key,
   }
   ranked = std::move(kept);
   calibrateScreen(ranked, model, hw);
-  std::stable_sort(ranked.begin(), ranked.end(), byTime);
+  std::stable_sort(ranked.begin(), ranked.end(), betterPlan);
 }
 
 /// Verifies plans from the top until the first `count` of the ranking are

@@ -169,7 +169,6 @@ struct SearchSpace {
   int64_t globalBatch = 1; // samples per optimizer step
   int64_t maxTp = 0;       // 0: the devices of one node
   std::vector<int> zeroStages = {0, 1, 2, 3};
-  bool pipelines = true, recomputation = true, sequenceParallel = true;
 };
 
 /// Every plan of `space` the model admits (degrees dividing the devices,
