@@ -107,6 +107,57 @@ def TesselPropagatePass : Pass<"tessel-propagate", "ModuleOp"> {
   let dependentDialects = ["::mlir::tessel::TesselDialect"];
 }
 
+def TesselAutoShardPass : Pass<"tessel-auto-shard", "ModuleOp"> {
+  let summary = "Chooses every op's sharding on a mesh by an integer program";
+  let description = [{
+    For a function with few or no sharding annotations (`func=NAME`,
+    default `forward`), chooses the sharding of every argument, op result
+    and returned value on the mesh `mesh=dp:4,tp:2` (created as `@mesh`
+    where the module has no mesh of that name; without `mesh=`, the
+    module's only mesh) by an integer program solved with COIN-OR CBC
+    (Alpa's intra-operator formulation): each op's strategies are the ways
+    to put the mesh axes on the factors of its sharding rule; the objective
+    is the predicted time of a training step (`training=false`: of the
+    function as written): matmul FLOPs at the device rate, other ops by the
+    bytes they touch, the all-reduces of partial results and of partial
+    gradients, and every resharding between a producer and a consumer at
+    the bytes the partitioner's reshard planner sends; `memory=24GiB`
+    bounds the bytes per device (parameters with their gradients and
+    optimizer state plus every kept activation; `training=false`: the
+    arguments plus each op's operands and results). User annotations are
+    constraints. The choice is written as ordinary annotations (closed
+    shardings on arguments, results and ops, and a sharding_constraint
+    where an op takes an operand in another layout), so propagation and
+    partitioning run unchanged. `report=true` prints the predicted time,
+    memory and each matmul's layout. See docs/planning.md.
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"\"forward\"",
+           "The function to shard">,
+    Option<"meshSpec", "mesh", "std::string", /*default=*/"\"\"",
+           "Mesh axes, e.g. dp:4,tp:2 (default: the module's mesh)">,
+    Option<"memory", "memory", "std::string", /*default=*/"\"\"",
+           "Per-device memory limit, e.g. 24GiB, 512MiB, 8e9 (default: none)">,
+    Option<"training", "training", "bool", /*default=*/"true",
+           "Cost a training step (backward, gradients, optimizer state)">,
+    Option<"optimizerSlots", "optimizer-slots", "double", /*default=*/"2",
+           "Optimizer state tensors per parameter (AdamW: 2, SGD: 1)">,
+    Option<"matmulTflops", "matmul-tflops", "double", /*default=*/"544.2",
+           "Matmul rate per device in TFLOP/s (H100 bf16 x 0.55)">,
+    Option<"memoryGbps", "memory-gbytes-per-s", "double",
+           /*default=*/"3350", "Device memory bandwidth in GB/s">,
+    Option<"linkGbps", "link-gbytes-per-s", "double", /*default=*/"450",
+           "Bytes per second one device sends, in GB/s (NVLink 4)">,
+    Option<"linkLatencyUs", "link-latency-us", "double", /*default=*/"5",
+           "Latency per collective in microseconds">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"60",
+           "Solver time limit in seconds">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print the choice to standard output">
+  ];
+  let dependentDialects = ["::mlir::tessel::TesselDialect"];
+}
+
 def TesselPartitionPass : Pass<"tessel-partition", "ModuleOp"> {
   let summary = "Rewrites propagated global functions into per-device programs";
   let description = [{
