@@ -99,7 +99,9 @@ struct TesselAutoShardPass
     o.memoryBandwidth = memoryGbps * 1e9;
     o.linkBandwidth = linkGbps * 1e9;
     o.linkLatency = linkLatencyUs * 1e-6;
+    o.hostBandwidth = hostGbps * 1e9;
     o.timeLimitSeconds = timeLimit;
+    o.maxPairs = maxPairs;
     FailureOr<MeshOp> mesh = findMesh(module);
     if (failed(mesh) ||
         failed(planning::autoShard(func, *mesh, o,

@@ -13,6 +13,8 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::tessel;
 using namespace mlir::tessel::planning;
@@ -77,6 +79,16 @@ joinFactors(ArrayRef<int64_t> factors, ArrayRef<int64_t> factorSizes,
   return axes;
 }
 
+/// Per axis, the slot holding it, or -1.
+SmallVector<int8_t, 4> placementOf(ArrayRef<SmallVector<int, 2>> slots,
+                                   size_t numAxes) {
+  SmallVector<int8_t, 4> out(numAxes, -1);
+  for (auto [slot, axes] : llvm::enumerate(slots))
+    for (int a : axes)
+      out[a] = int8_t(slot);
+  return out;
+}
+
 } // namespace
 
 std::vector<AxisDims> AutoSharder::layoutsOf(RankedTensorType type) const {
@@ -111,6 +123,7 @@ AutoSharder::strategiesOf(Operation *op, OpShardingRuleAttr rule) const {
              [&](ArrayRef<SmallVector<int, 2>> fa) {
                Strategy s;
                s.factorAxes.assign(fa.begin(), fa.end());
+               s.placement = placementOf(fa, axisSizes.size());
                for (TensorMappingAttr t : rule.getOperands())
                  if (!layout(t, fa, s.operands.emplace_back()))
                    return;
@@ -151,6 +164,7 @@ LogicalResult AutoSharder::collectSites() {
     site.label = ::tessel::program::argName(func, arg.getArgNumber());
     for (AxisDims &dims : layoutsOf(type)) {
       Strategy s;
+      s.placement = placementOf(dims, axisSizes.size());
       s.results.push_back(std::move(dims));
       site.strategies.push_back(std::move(s));
     }
@@ -371,24 +385,132 @@ void AutoSharder::write(const std::vector<int> &choice) {
                          shardingOf(layoutOf(operand.get())));
 }
 
-LogicalResult AutoSharder::run(llvm::raw_ostream *report) {
-  if (failed(collectSites()) || failed(applyAnnotations()))
-    return failure();
-  for (Site &site : sites)
+int64_t AutoSharder::countPairs() {
+  int64_t pairs = 0;
+  for (Site &site : sites) {
+    if (!site.op)
+      continue;
+    for (OpOperand &operand : site.op->getOpOperands()) {
+      Value v = operand.get();
+      size_t from;
+      if (auto arg = dyn_cast<BlockArgument>(v))
+        from = sites[arg.getArgNumber()].resultLayout[0].size();
+      else
+        from = sites[siteOfOp.lookup(v.getDefiningOp())]
+                   .resultLayout[cast<OpResult>(v).getResultNumber()]
+                   .size();
+      std::vector<AxisDims> to;
+      for (const Strategy &s : site.strategies)
+        if (!llvm::is_contained(to, s.operands[operand.getOperandNumber()]))
+          to.push_back(s.operands[operand.getOperandNumber()]);
+      pairs += int64_t(from * to.size());
+    }
+  }
+  return pairs;
+}
+
+/// Solves for the axes in `decided` (fixed to each site's placement in its
+/// current strategy) and `axis` (free; -1: every axis free).
+FailureOr<ChoiceSolution> AutoSharder::solve(ArrayRef<int> decided, int axis) {
+  double undecided = 1;
+  for (auto [a, size] : llvm::enumerate(axisSizes))
+    if (axis >= 0 && int(a) != axis && !llvm::is_contained(decided, int(a)))
+      undecided *= double(size);
+  for (Site &site : sites) {
+    if (axis < 0) {
+      site.strategies = site.all;
+    } else {
+      SmallVector<int8_t, 4> fixed = site.strategies.front().placement;
+      site.strategies.clear();
+      for (const Strategy &s : site.all) {
+        bool keep = true;
+        for (auto [a, slot] : llvm::enumerate(s.placement))
+          if (llvm::is_contained(decided, int(a)) ? slot != fixed[a]
+                                                  : int(a) != axis && slot >= 0)
+            keep = false;
+        if (keep)
+          site.strategies.push_back(s);
+      }
+      if (site.strategies.empty()) // the annotations decide this axis
+        return emitError(site.op ? site.op->getLoc() : func.getLoc())
+               << "auto-shard: no strategy of " << site.label
+               << " fits the axes chosen before "
+               << axisNames[axis].getValue()
+               << "; hint: annotate it, or raise max-pairs";
+    }
     classify(site);
-  markGradients();
+  }
+  problem = ChoiceProblem();
+  operandClass.clear();
+  operandLayout.clear();
   buildProblem();
+  // Axes still to come split memory further (an optimistic bound).
+  problem.memoryLimit *= undecided;
   llvm::Expected<ChoiceSolution> solution = solveChoices(problem);
   if (!solution) {
-    InFlightDiagnostic diag = func.emitError()
+    InFlightDiagnostic diag = mlir::emitError(func.getLoc())
                               << "auto-shard: "
                               << llvm::toString(solution.takeError());
     if (options.memoryBytes > 0)
-      diag << " (" << llvm::formatv("{0:f2}", options.memoryBytes / (1 << 20))
-           << " MiB per device); hint: raise memory= or use a mesh of more "
-              "devices";
+      diag << " ("
+           << llvm::formatv("{0:f2}", options.memoryBytes / (1 << 20))
+           << " MiB per device"
+           << (axis >= 0 ? ", choosing axis \"" + axisNames[axis].str() +
+                               "\" with those before it fixed"
+                         : std::string())
+           << "); hint: raise memory= or use a mesh of more devices";
     return diag;
   }
+  return *solution;
+}
+
+/// Largest axis first, each given the choices of those before it.
+FailureOr<ChoiceSolution> AutoSharder::solveByAxis() {
+  SmallVector<int> order(axisSizes.size());
+  std::iota(order.begin(), order.end(), 0);
+  llvm::stable_sort(order,
+                    [&](int a, int b) { return axisSizes[a] > axisSizes[b]; });
+  SmallVector<int> decided;
+  FailureOr<ChoiceSolution> last = failure();
+  method = "axis by axis:";
+  for (int a : order) {
+    for (Site &site : sites) // nothing decided yet: every axis unused
+      if (decided.empty())
+        site.strategies = {site.all.front()};
+    if (succeeded(last)) // the next round starts from the choice
+      for (auto [v, site] : llvm::enumerate(sites))
+        site.strategies = {site.strategies[last->choice[v]]};
+    last = solve(decided, a);
+    if (failed(last))
+      return failure();
+    method += " " + axisNames[a].str();
+    decided.push_back(a);
+  }
+  return last;
+}
+
+LogicalResult AutoSharder::run(llvm::raw_ostream *report) {
+  if (failed(collectSites()) || failed(applyAnnotations()))
+    return failure();
+  markGradients();
+  for (Site &site : sites) {
+    site.all = site.strategies;
+    classify(site);
+  }
+  int64_t pairs = countPairs();
+  FailureOr<ChoiceSolution> solution = failure();
+  if (pairs <= options.maxPairs) {
+    method = "jointly";
+    solution = solve({}, -1);
+  } else {
+    solution = solveByAxis();
+    method += llvm::formatv(" (the joint problem has {0} edge pairs, "
+                            "max-pairs={1})",
+                            pairs, options.maxPairs)
+                  .str();
+  }
+  if (failed(solution))
+    return failure();
   if (report)
     printReport(*report, *solution);
   write(solution->choice);

@@ -45,9 +45,14 @@ double AutoSharder::argumentBytes(const Site &site, const Strategy &s) const {
 }
 
 double AutoSharder::computeSeconds(const Site &site, const Strategy &s) const {
-  if (!site.op) { // the optimizer's update reads and writes every state
-    if (!options.training || !parameters.contains(site.arg))
+  if (!site.op) {
+    if (!parameters.contains(site.arg)) // data: read from the host
+      return double(localBytes(func.getArgument(site.arg).getType(),
+                               s.results[0])) /
+             options.hostBandwidth;
+    if (!options.training)
       return 0;
+    // The optimizer's update reads and writes every state.
     double bytes = localBytes(func.getArgument(site.arg).getType(),
                               s.results[0]);
     return bytes * (3 + 2 * options.optimizerSlots) / options.memoryBandwidth;
@@ -259,7 +264,7 @@ void AutoSharder::printReport(llvm::raw_ostream &os,
   os << "  solver: " << solution.binaries << " strategies, "
      << solution.continuous << " edge pairs, " << solution.rows << " rows: "
      << (solution.optimal ? "optimal" : "time limit, not proven optimal")
-     << "\n";
+     << ", " << method << "\n";
   os << "  predicted time: " << ms(compute + collectives + resharding)
      << " = compute " << ms(compute) << " + collectives " << ms(collectives)
      << " + resharding " << ms(resharding) << "\n";

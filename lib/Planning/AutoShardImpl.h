@@ -30,6 +30,8 @@ struct Strategy {
   /// sum over them (data parallelism's weight gradients, Megatron's `f`).
   SmallVector<SmallVector<int, 2>, 2> gradientPartial;
   int64_t split = 1;           ///< devices the op's work is divided over
+  /// Per mesh axis, the factor (op) or dimension (argument) it splits, or -1.
+  SmallVector<int8_t, 4> placement;
 };
 
 /// An argument or an op with its strategies; results' layouts grouped into
@@ -37,7 +39,8 @@ struct Strategy {
 struct Site {
   Operation *op = nullptr; ///< null: the function's argument `arg`
   int64_t arg = -1;
-  std::vector<Strategy> strategies;
+  std::vector<Strategy> strategies; ///< those the current problem offers
+  std::vector<Strategy> all;        ///< every one the annotations allow
   std::vector<std::vector<int>> resultClass;       ///< [result][strategy]
   std::vector<std::vector<AxisDims>> resultLayout; ///< [result][class]
   std::string label; ///< for the report and messages
@@ -62,6 +65,9 @@ private:
   void markGradients();
   ShardingAttr shardingOf(const AxisDims &dims) const;
   void write(const std::vector<int> &choice);
+  int64_t countPairs();
+  FailureOr<ChoiceSolution> solve(ArrayRef<int> decided, int axis);
+  FailureOr<ChoiceSolution> solveByAxis();
 
   // AutoShardCosts.cpp
   void buildProblem();
@@ -92,6 +98,8 @@ private:
   std::vector<std::pair<int64_t, AxisDims>> fixedResults;
   std::map<std::string, double> reshardCache;
   ChoiceProblem problem;
+  /// How the choice was made, for the report.
+  std::string method;
 };
 
 } // namespace mlir::tessel::planning::autoshard

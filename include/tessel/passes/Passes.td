@@ -150,8 +150,13 @@ def TesselAutoShardPass : Pass<"tessel-auto-shard", "ModuleOp"> {
            "Bytes per second one device sends, in GB/s (NVLink 4)">,
     Option<"linkLatencyUs", "link-latency-us", "double", /*default=*/"5",
            "Latency per collective in microseconds">,
+    Option<"hostGbps", "host-gbytes-per-s", "double", /*default=*/"25",
+           "Host-to-device rate for data arguments in GB/s (PCIe 4 x16)">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"60",
            "Solver time limit in seconds">,
+    Option<"maxPairs", "max-pairs", "int64_t", /*default=*/"250000",
+           "Largest joint problem (edge pair variables); above it the mesh "
+           "axes are chosen one at a time, largest first">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Print the choice to standard output">
   ];

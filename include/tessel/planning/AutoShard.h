@@ -40,7 +40,14 @@ struct AutoShardOptions {
   double memoryBandwidth = 3.35e12;
   double linkBandwidth = 450e9;
   double linkLatency = 5e-6;
+  /// Data arguments (not parameters) are read from the host at this rate
+  /// (PCIe 4 x16): a device reads only its shard of the batch.
+  double hostBandwidth = 25e9;
   double timeLimitSeconds = 60;
+  /// Largest joint problem (edge pair variables) solved at once; above it
+  /// the mesh axes are chosen one at a time, largest first, each given the
+  /// choices before it (a heuristic: the joint optimum may be missed).
+  int64_t maxPairs = 250000;
 };
 
 /// Chooses and writes the shardings of `func`'s arguments, results and op
