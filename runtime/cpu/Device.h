@@ -16,9 +16,26 @@
 #include <string>
 #include <vector>
 
+#include "tessel/runtime/Bootstrap.h"
+#include "tessel/runtime/Communicator.h"
 #include "tessel/runtime/CustomCall.h"
 
+#include <chrono>
+#include <functional>
+
 namespace tessel::rt {
+
+/// Whether the device has a collective library of its own (NCCL), through
+/// which ranks a launcher started one process per device communicate
+/// (runProcessRank); the CPU's processes communicate through MPI instead.
+bool deviceHasCommunicator();
+
+/// Runs `body` as this process's rank of a run the launcher started one
+/// process per device (`info`): binds the device, meets the other ranks,
+/// builds the device library's communicator. Returns the rank's result (1
+/// with a message when the run cannot start).
+int runProcessRank(const LaunchInfo &info, std::chrono::seconds timeout,
+                   const std::function<int(Communicator &)> &body);
 
 /// Before any rank starts: `localRanks` ranks run on this machine (threads
 /// of this process, or processes of mpirun), each with `threads` host

@@ -11,6 +11,7 @@
 #include "tessel/support/CustomCalls.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
@@ -58,4 +59,13 @@ std::string tessel::rt::runCustomKernel(const std::string &name,
     return "custom call @" + name + " failed (its kernel returned " +
            std::to_string(rc) + ")";
   return "";
+}
+
+bool tessel::rt::deviceHasCommunicator() { return false; }
+
+int tessel::rt::runProcessRank(const LaunchInfo &, std::chrono::seconds,
+                               const std::function<int(Communicator &)> &) {
+  std::fprintf(stderr, "error: the cpu target's processes communicate "
+                       "through MPI; start them with mpirun\n");
+  return 1;
 }

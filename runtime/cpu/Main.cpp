@@ -249,6 +249,8 @@ Options options() {
 /// Whether this process writes the run's checkpoints and metrics: the only
 /// one (ranks as threads), or rank 0 of mpirun.
 bool writesCheckpoints() {
+  if (const std::optional<LaunchInfo> &launch = currentLaunch())
+    return launch->rank == 0;
   if (!launchedByMpi())
     return true;
   for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
@@ -260,6 +262,8 @@ bool writesCheckpoints() {
 /// The ranks on this machine: all of them as threads, or mpirun's local
 /// processes.
 int64_t localRanks(int64_t ranks) {
+  if (const std::optional<LaunchInfo> &launch = currentLaunch())
+    return std::max<int64_t>(1, launch->localSize);
   if (!launchedByMpi())
     return ranks;
   for (const char *name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE",
@@ -278,6 +282,15 @@ int launch(Run &run, int64_t ranks, bool &writer) {
       comm.fail("stopped");
     return r;
   };
+  // One process per device: through the device's library (NCCL), else
+  // MPI's.
+  if (const std::optional<LaunchInfo> &launch = currentLaunch();
+      launch && deviceHasCommunicator())
+    return runProcessRank(*launch, std::chrono::seconds(timeoutSeconds),
+                          [&](Communicator &comm) {
+                            writer = comm.rank() == 0;
+                            return body(comm);
+                          });
   if (launchedByMpi()) {
     return runMpiRank(std::chrono::seconds(timeoutSeconds),
                       [&](Communicator &comm) {
@@ -343,10 +356,29 @@ int main(int argc, char **argv) {
     return failWith(llvm::toString(std::move(err)));
   int64_t devices = run.worldSize;
   int64_t ranks = ranksOpt ? int64_t(ranksOpt) : devices;
-  if (launchedByMpi() && ranksOpt)
-    return failWith("--ranks is for ranks as threads; under mpirun the "
-                    "number of processes is the number of ranks");
-  if (ranks != devices && !launchedByMpi())
+  llvm::Expected<std::optional<LaunchInfo>> started = detectLaunch();
+  if (!started)
+    return failWith(llvm::toString(started.takeError()));
+  if (*started && !deviceHasCommunicator() && !launchedByMpi())
+    return failWith((*started)->launcher +
+                    " started this program as one process per rank, but "
+                    "the cpu target's processes communicate through MPI: "
+                    "start it with mpirun, or as one process whose ranks "
+                    "are threads");
+  setCurrentLaunch(*started);
+  bool processes = *started || launchedByMpi();
+  if (processes && ranksOpt)
+    return failWith("--ranks is for ranks as threads; under a launcher "
+                    "(mpirun, srun, torchrun) the number of processes is "
+                    "the number of ranks");
+  if (*started && (*started)->size != devices)
+    return failWith(llvm::Twine("this program was compiled for ") +
+                    llvm::Twine(devices) + " devices, but " +
+                    (*started)->launcher + " started " +
+                    llvm::Twine((*started)->size) +
+                    " processes; start one per device, or recompile with "
+                    "another --mesh");
+  if (ranks != devices && !processes)
     return failWith(llvm::Twine("this program was compiled for ") +
                     llvm::Twine(devices) + " devices, not --ranks " +
                     llvm::Twine(ranks) + "; recompile it with another --mesh");

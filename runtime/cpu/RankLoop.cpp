@@ -49,6 +49,8 @@ Buffer allocate(const TensorInfo &t) {
 /// This rank's index among the ranks of its machine: its rank when ranks
 /// are threads, else what the launcher says.
 int64_t localRankOf(const Communicator &comm) {
+  if (const std::optional<LaunchInfo> &launch = currentLaunch())
+    return launch->localRank;
   if (!launchedByMpi())
     return comm.rank();
   for (const char *name :

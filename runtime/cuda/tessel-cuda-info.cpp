@@ -5,6 +5,10 @@
 
 #include "tessel/runtime/CudaDeviceInfo.h"
 
+#ifdef TESSEL_HAVE_NCCL
+#include "NcclLibrary.h"
+#endif
+
 #include <cstdio>
 
 int main() {
@@ -12,6 +16,17 @@ int main() {
   Versions v = queryVersions();
   std::printf("CUDA runtime %d, driver %d, NCCL %d\n", v.runtime, v.driver,
               v.nccl);
+#ifdef TESSEL_HAVE_NCCL
+  // What a compiled executable would load for one process per GPU.
+  llvm::Expected<const tessel::rt::Nccl *> nccl = tessel::rt::loadNccl();
+  if (nccl)
+    std::printf("NCCL for executables: %s (%d.%d.%d)\n", (*nccl)->path.c_str(),
+                (*nccl)->version / 10000, (*nccl)->version / 100 % 100,
+                (*nccl)->version % 100);
+  else
+    std::printf("NCCL for executables: %s\n",
+                llvm::toString(nccl.takeError()).c_str());
+#endif
   std::string error;
   std::vector<DeviceInfo> devices = listDevices(error);
   if (devices.empty()) {
