@@ -175,6 +175,43 @@ def custom_call(p):
     return case
 
 
+def nccl_library():
+    """libnccl.so.2 of the installed nvidia-nccl Python package (PyTorch's
+    dependency), or None to let the executable search."""
+    try:
+        import nvidia.nccl  # noqa: F401
+        for base in list(getattr(nvidia.nccl, "__path__", [])):
+            lib = os.path.join(base, "lib", "libnccl.so.2")
+            if os.path.exists(lib):
+                return lib
+    except ImportError:
+        pass
+    return None
+
+
+def nccl(p):
+    """The f32 GPT as one process launched torchrun-style (RANK,
+    WORLD_SIZE, MASTER_ADDR/PORT): NCCL loaded at run time, the TCP
+    rendezvous, ncclCommInitRank; a one-GPU machine runs one rank (NCCL
+    refuses two ranks on one GPU), whose losses must be the CPU's."""
+    env = dict(os.environ, RANK="0", WORLD_SIZE="1", LOCAL_RANK="0",
+               LOCAL_WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
+               MASTER_PORT="29531")
+    lib = nccl_library()
+    if lib:
+        env["TESSEL_NCCL_LIBRARY"] = lib
+    with open(os.path.join(p, "gpt-f32.cpu.txt")) as f:
+        want = losses(f.read())
+    rc, text, secs = run([os.path.join(p, "gpt-f32"), "--steps", "5"], 300,
+                         env=env)
+    got = losses(text)
+    ok = (rc == 0 and "(nccl)" in text and len(got) == len(want) and
+          all(abs(a - b) <= 1e-3 * abs(b) for a, b in zip(got, want)))
+    return {"ok": ok, "rc": rc, "nccl_library": lib, "gpu_losses": got,
+            "cpu_losses": want, "seconds": round(secs, 2),
+            "output": text[-1500:]}
+
+
 def gemm(p):
     res = {}
     rc, text, _ = run([os.path.join(p, "gemm"), "--steps", "30"], 300)
@@ -274,13 +311,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--payload", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", default="zoo,gpt,custom,gemm,gpt350m")
+    ap.add_argument("--only", default="zoo,gpt,nccl,custom,gemm,gpt350m")
     a = ap.parse_args()
     report = {"date": time.strftime("%Y-%m-%d %H:%M:%S")}
     smi = run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
                "--format=csv,noheader"], 20)[1].strip()
     report["gpu"] = smi
-    steps = {"zoo": op_zoo, "gpt": gpt_steps, "custom": custom_call,
+    steps = {"zoo": op_zoo, "gpt": gpt_steps, "nccl": nccl,
+             "custom": custom_call,
              "gemm": gemm,
              "gpt350m": gpt350m, "profile": profile}
     for key in a.only.split(","):

@@ -10,7 +10,8 @@
 # CPU executable's losses; (3) a compiled 8192^3 bf16 GEMM next to
 # torch.matmul; (4) a ~350M-parameter GPT step: tokens/s, MFU, peak memory;
 # (5) a custom call's GPU entry (examples/extending/FusedGelu.cu) trained 3
-# steps against the interpreter running its CPU entry.
+# steps against the interpreter running its CPU entry; (6) the f32 GPT
+# started torchrun-style as one process over NCCL, losses against the CPU's.
 set -uo pipefail
 OUT=${1:?usage: bench/gpu/check.sh OUT [PAYLOAD]}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

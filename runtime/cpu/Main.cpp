@@ -371,7 +371,7 @@ int main(int argc, char **argv) {
     return failWith("--ranks is for ranks as threads; under a launcher "
                     "(mpirun, srun, torchrun) the number of processes is "
                     "the number of ranks");
-  if (*started && (*started)->size != devices)
+  if (*started && deviceHasCommunicator() && (*started)->size != devices)
     return failWith(llvm::Twine("this program was compiled for ") +
                     llvm::Twine(devices) + " devices, but " +
                     (*started)->launcher + " started " +
