@@ -256,7 +256,12 @@ mlir::tessel::planning::enumeratePlans(const ModelProfile &model,
         if (layers % (2 * pp) == 0)
           schedules.push_back({"interleaved", 2});
       }
-      for (int64_t b : divisors(perReplica, 64)) {
+      std::vector<int64_t> sizes = divisors(perReplica, 64);
+      if (space.modelBatch)
+        sizes = {space.modelBatch % dp ? 0 : space.modelBatch / dp};
+      for (int64_t b : sizes) {
+        if (b < 1 || perReplica % b)
+          continue;
         int64_t m = perReplica / b;
         if (pp > 1 && m < pp)
           continue;

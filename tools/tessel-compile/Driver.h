@@ -5,6 +5,8 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/Timing.h"
+#include "tessel/planning/PlanFile.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
@@ -57,6 +59,26 @@ llvm::LogicalResult checkPlanBatch(mlir::ModuleOp module,
 /// executable loads them when run without --custom-calls. Returns the exit
 /// code.
 int copyKernelLibraries(llvm::StringRef libraries, llvm::StringRef output);
+
+/// What `--plan auto` plans for.
+struct AutoPlanRequest {
+  std::string input, func, optimizer, hardware;
+  int64_t devices = 0, globalBatch = 0;
+};
+
+/// Runs the tessel-plan beside this executable (`argv0`) on the model, for
+/// plans that compile its batch as it is, prints its report to stderr and returns
+/// the path of the plan it wrote (a temporary file for the caller to
+/// remove); an error carries tessel-plan's message.
+llvm::Expected<std::string> planAutomatically(const char *argv0,
+                                              const AutoPlanRequest &request);
+
+/// The options of --plan `planFile`: a file tessel-plan --emit wrote, or
+/// with "auto" one planAutomatically writes (needs request's devices and
+/// global batch).
+llvm::Expected<mlir::tessel::planning::CompileOptions>
+loadPlan(const char *argv0, llvm::StringRef planFile,
+         const AutoPlanRequest &request);
 
 } // namespace tessel_compile
 

@@ -71,8 +71,18 @@ cl::opt<std::string> planFile(
     "plan",
     cl::desc("A plan from tessel-plan --emit: its mesh, rules, pipeline and "
              "recomputation (instead of --mesh, --strategy/--rules and "
-             "--pipeline)"),
-    cl::value_desc("plan.json"), cl::cat(category));
+             "--pipeline); 'auto' runs tessel-plan for --devices, "
+             "--global-batch and --hardware"),
+    cl::value_desc("plan.json|auto"), cl::cat(category));
+cl::opt<int64_t> autoDevices("devices", cl::desc("--plan auto: devices"),
+                             cl::init(0), cl::cat(category));
+cl::opt<int64_t> autoBatch("global-batch",
+                           cl::desc("--plan auto: samples per optimizer step"),
+                           cl::init(0), cl::cat(category));
+cl::opt<std::string> autoHardware(
+    "hardware", cl::desc("--plan auto: tessel-plan's --gpu (default h100)"),
+    cl::init("h100"), cl::cat(category));
+const char *argv0 = nullptr;
 /// The rules of --plan (JSON text).
 std::optional<std::string> planRules;
 cl::opt<std::string>
@@ -520,13 +530,17 @@ int prepareOptions(std::optional<int64_t> &planBatch) {
     return failWith("--target " + target + ": this Tessel was built without "
                     "that target's runtime (for cuda: the CUDA toolkit was "
                     "not found when it was configured)");
+  if ((autoDevices || autoBatch) && planFile != "auto")
+    return failWith("--devices and --global-batch are for --plan auto");
   if (!planFile.empty()) {
     if (!meshSpec.empty() || !strategy.empty() || !rulesFile.empty() ||
         !pipelineSpec.empty())
       return failWith("--plan gives the mesh, rules and pipeline; drop "
                       "--mesh, --strategy, --rules and --pipeline");
     llvm::Expected<mlir::tessel::planning::CompileOptions> plan =
-        mlir::tessel::planning::readPlanFile(planFile);
+        tessel_compile::loadPlan(argv0, planFile,
+                                 {inputFile, funcName, optimizer, autoHardware,
+                                  autoDevices, autoBatch});
     if (!plan)
       return failWith(llvm::toString(plan.takeError()));
     meshSpec = plan->mesh;
@@ -638,6 +652,7 @@ int lowerProgram(ModuleOp module, StringRef entries,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  argv0 = argv[0];
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "Compiles a tessel model into an executable "

@@ -95,6 +95,12 @@ cl::opt<std::string> evaluateSpec(
              "degree 1, no sp, ZeRO-0, one microbatch, no recomputation, "
              "1f1b)"),
     cl::cat(category));
+cl::opt<bool> modelBatchOnly(
+    "model-batch-only",
+    cl::desc("Only plans whose compiled batch (dp x microbatch size) is "
+             "the model's own, so tessel-compile --plan compiles the file "
+             "as it is (tessel-compile --plan auto asks for this)"),
+    cl::init(false), cl::cat(category));
 cl::opt<std::string> emitFile(
     "emit", cl::desc("Write the first plan as JSON for tessel-compile --plan"),
     cl::cat(category));
@@ -373,13 +379,21 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(plan.takeError()));
     plans.push_back(*plan);
   } else {
-    plans = enumeratePlans(*model, searchSpace(), *hw);
+    SearchSpace space = searchSpace();
+    if (modelBatchOnly)
+      space.modelBatch = model->programBatch;
+    plans = enumeratePlans(*model, space, *hw);
   }
   if (plans.empty())
-    return fail(llvm::formatv("no layout of {0} devices divides the global "
-                              "batch {1} and the model's {2} layers",
-                              int64_t(devices), int64_t(globalBatch),
-                              model->layers));
+    return fail(llvm::formatv(
+        "no layout of {0} devices divides the global batch {1} and the "
+        "model's {2} layers{3}",
+        int64_t(devices), int64_t(globalBatch), model->layers,
+        modelBatchOnly ? llvm::formatv(" with the model's batch, {0}, as "
+                                       "one microbatch of every replica",
+                                       model->programBatch)
+                             .str()
+                       : std::string()));
   std::vector<Estimate> ranked = rankPlans(*model, plans, *hw);
   std::optional<tessel_plan::VerifyContext> verifying;
   llvm::SmallString<128> scratch;

@@ -169,6 +169,10 @@ struct SearchSpace {
   int64_t globalBatch = 1; // samples per optimizer step
   int64_t maxTp = 0;       // 0: the devices of one node
   std::vector<int> zeroStages = {0, 1, 2, 3};
+  /// Only plans whose compiled batch, one microbatch of every data-parallel
+  /// replica (dp x microbatch size), is this (0: any): the model file's own
+  /// batch, which tessel-compile --plan then compiles as it is.
+  int64_t modelBatch = 0;
 };
 
 /// Every plan of `space` the model admits (degrees dividing the devices,
