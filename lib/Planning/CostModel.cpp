@@ -30,10 +30,26 @@ double layersOn(const ModelProfile &model, const Plan &plan) {
   return std::max<double>(1, double(model.layers)) / double(plan.pp);
 }
 
+/// The parameters a device holds once ep devices split the experts' (the
+/// load is measured, or estimated, with every expert on each device).
+double parametersOn(const ModelProfile &model, const DeviceLoad &load,
+                    const Plan &plan) {
+  if (plan.ep <= 1)
+    return load.parameters;
+  double experts = model.expertParameters / double(plan.tp * plan.pp);
+  return std::max(0.0, load.parameters - experts * (1 - 1.0 / plan.ep));
+}
+
+/// The devices ZeRO shards over: the data-parallel ones that hold the same
+/// experts (the mesh's dp axis).
+double zeroGroup(const Plan &plan) { return double(plan.dp / plan.ep); }
+
 } // namespace
 
 std::string Plan::describe() const {
   std::string s = llvm::formatv("dp={0} tp={1} pp={2}", dp, tp, pp).str();
+  if (ep > 1)
+    s += llvm::formatv(" ep={0}", ep).str();
   if (sequenceParallel)
     s += " sp";
   if (zero)
@@ -104,7 +120,7 @@ Memory mlir::tessel::planning::estimateMemory(const ModelProfile &model,
                                               const DeviceLoad &load,
                                               const Plan &plan) {
   Memory m;
-  double d = double(plan.dp), psi = load.parameters;
+  double d = zeroGroup(plan), psi = parametersOn(model, load, plan);
   const StateBytes &s = model.perParameter;
   m.weights = psi * (s.weights + s.computeCopies) / (plan.zero >= 3 ? d : 1);
   m.gradients = psi * s.gradients / (plan.zero >= 2 ? d : 1);
@@ -142,8 +158,9 @@ double dataParallelTime(const ModelProfile &model, const DeviceLoad &load,
   const Link &link =
       plan.tp * plan.dp <= perNode ? hw.intraNode : hw.interNode;
   double d = double(plan.dp), frac = (d - 1) / d, m = double(plan.microbatches);
-  double w = load.parameters * model.perParameter.weights;
-  double g = load.parameters * model.perParameter.gradients;
+  double psi = parametersOn(model, load, plan);
+  double w = psi * model.perParameter.weights;
+  double g = psi * model.perParameter.gradients;
   double buckets = std::max(1.0, load.layers);
   double backward = compute * kBackwardShare;
   switch (plan.zero) {
@@ -201,6 +218,16 @@ StepTime mlir::tessel::planning::estimateTime(const ModelProfile &model,
                                               : 1.0;
     t.bubble = double(plan.pp - 1) * perMicrobatch * share;
   }
+  if (plan.ep > 1) {
+    // Tokens to their experts and back, forward and backward: all-to-alls
+    // within each group of ep data-parallel devices.
+    const Link &link = plan.ep * plan.tp <= hw.devicesPerNode ? hw.intraNode
+                                                              : hw.interNode;
+    double e = double(plan.ep), p = double(plan.pp);
+    double bytes = 2 * model.expertExchangeBytesPerSample / p * (e - 1) / e;
+    t.ep = transfer(link, bytes * samples * again,
+                    4 * model.moeLayers / p * m * again);
+  }
   t.dp = dataParallelTime(model, load, plan, hw, t.compute);
   return t;
 }
@@ -230,6 +257,16 @@ std::vector<int64_t> divisors(int64_t n, int64_t limit) {
   for (int64_t k = 1; k <= std::min(n, limit); ++k)
     if (n % k == 0)
       out.push_back(k);
+  return out;
+}
+
+/// Expert-parallel degrees: those dividing both the data-parallel devices
+/// and the experts (1 for a model without experts).
+std::vector<int64_t> expertDegrees(const ModelProfile &model, int64_t dp) {
+  std::vector<int64_t> out;
+  for (int64_t ep : divisors(dp, std::max<int64_t>(1, model.experts)))
+    if (ep == 1 || (model.experts % ep == 0 && model.expertParameters > 0))
+      out.push_back(ep);
   return out;
 }
 
@@ -274,16 +311,18 @@ mlir::tessel::planning::enumeratePlans(const ModelProfile &model,
                   model.keptSelectiveBytesPerSample >=
                       model.keptBytesPerSample)
                 continue;
-              for (bool sp : {false, true}) {
-                if (sp && tp == 1)
-                  continue;
-                Plan p;
-                p.dp = dp, p.tp = tp, p.pp = pp, p.sequenceParallel = sp;
-                p.zero = zero, p.microbatches = m, p.microBatchSize = b;
-                p.recompute = recompute, p.schedule = schedule;
-                p.virtualStages = virtualStages;
-                plans.push_back(p);
-              }
+              for (bool sp : {false, true})
+                for (int64_t ep : expertDegrees(model, dp)) {
+                  if (sp && tp == 1)
+                    continue;
+                  Plan p;
+                  p.dp = dp, p.tp = tp, p.pp = pp, p.ep = ep;
+                  p.sequenceParallel = sp;
+                  p.zero = zero, p.microbatches = m, p.microBatchSize = b;
+                  p.recompute = recompute, p.schedule = schedule;
+                  p.virtualStages = virtualStages;
+                  plans.push_back(p);
+                }
             }
           }
       }

@@ -16,6 +16,12 @@ namespace {
 /// sharding over dp.
 llvm::json::Object rulesFor(const Plan &plan) {
   llvm::json::Object r{{"batch", "dp"}, {"act_batch", "dp"}};
+  if (plan.ep > 1) { // the dp-ep strategy: experts over ep, within dp
+    r["batch"] = llvm::json::Array{"dp", "ep"};
+    r["act_batch"] = llvm::json::Array{"dp", "ep"};
+    r["expert"] = "ep";
+    r["expert_batch"] = "dp";
+  }
   if (plan.tp > 1)
     for (const char *axis : {"heads", "kv_heads", "mlp", "vocab"})
       r[axis] = "tp";
@@ -34,7 +40,10 @@ llvm::json::Object rulesFor(const Plan &plan) {
 
 CompileOptions mlir::tessel::planning::compileOptions(const Plan &plan) {
   CompileOptions o;
-  o.mesh = llvm::formatv("dp={0},tp={1}", plan.dp, plan.tp).str();
+  o.mesh = plan.ep > 1 ? llvm::formatv("dp={0},ep={1},tp={2}",
+                                       plan.dp / plan.ep, plan.ep, plan.tp)
+                             .str()
+                       : llvm::formatv("dp={0},tp={1}", plan.dp, plan.tp).str();
   if (plan.pp > 1)
     o.mesh += llvm::formatv(",pp={0}", plan.pp).str();
   o.rules = llvm::formatv("{0}", llvm::json::Value(rulesFor(plan))).str();
@@ -65,7 +74,8 @@ llvm::json::Value mlir::tessel::planning::planToJson(
       {"plan", p.describe()},
       {"hardware", hardware},
       {"degrees",
-       llvm::json::Object{{"dp", p.dp}, {"tp", p.tp}, {"pp", p.pp}}},
+       llvm::json::Object{
+           {"dp", p.dp}, {"tp", p.tp}, {"pp", p.pp}, {"ep", p.ep}}},
       {"sequence_parallel", p.sequenceParallel},
       {"zero", p.zero},
       {"microbatches", p.microbatches},
@@ -93,6 +103,7 @@ llvm::json::Value mlir::tessel::planning::planToJson(
                            llvm::json::Object{{"compute", e.time.compute},
                                               {"tp", e.time.tp},
                                               {"pp", e.time.pp},
+                                              {"ep", e.time.ep},
                                               {"dp", e.time.dp},
                                               {"bubble", e.time.bubble}}},
                           {"mfu", e.mfu},

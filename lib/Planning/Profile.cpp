@@ -70,6 +70,15 @@ LogicalResult readForward(func::FuncOp f, ModelProfile &p,
     }
     double n = elements(arg.getType());
     p.parameters += n;
+    if (auto axes = f.getArgAttrOfType<ArrayAttr>(
+            i, TesselDialect::kLogicalAxesAttrName))
+      for (auto [d, axis] : llvm::enumerate(axes))
+        if (auto name = dyn_cast<StringAttr>(axis);
+            name && name.getValue() == "expert") {
+          p.expertParameters += n;
+          p.experts = std::max(
+              p.experts, cast<RankedTensorType>(arg.getType()).getDimSize(d));
+        }
     if (llvm::none_of(arg.getUsers(), [](Operation *user) {
           return user->hasAttr(TesselDialect::kLayerAttrName);
         }))
@@ -107,6 +116,35 @@ int64_t boundaryBytes(func::FuncOp step) {
       }
   });
   return best;
+}
+
+/// The tensors a mixture-of-experts layer sends to its experts and back in
+/// `f`'s forward ([expert, capacity, embed] dispatched and combined, as
+/// their logical axes say): their bytes, and how many there are.
+std::pair<double, int64_t> expertExchange(func::FuncOp f) {
+  double bytes = 0;
+  int64_t count = 0;
+  f.walk([&](Operation *op) {
+    auto role = op->getAttrOfType<StringAttr>(TesselDialect::kRoleAttrName);
+    if (role && role.getValue() != "forward")
+      return;
+    auto axes =
+        op->getAttrOfType<ArrayAttr>(TesselDialect::kLogicalAxesAttrName);
+    if (!axes || op->getNumResults() != 1)
+      return;
+    auto has = [&](StringRef name) {
+      return llvm::any_of(axes, [&](Attribute a) {
+        auto s = dyn_cast<StringAttr>(a);
+        return s && s.getValue() == name;
+      });
+    };
+    if ((has("expert") || has("act_expert")) && has("capacity") &&
+        has("act_embed")) {
+      bytes += double(tensorBytes(op->getResult(0).getType()));
+      ++count;
+    }
+  });
+  return {bytes, count};
 }
 
 /// The training step of `module`'s `funcName`, on a copy.
@@ -209,6 +247,14 @@ planning::profileModel(ModuleOp module, StringRef funcName,
   }
   p.forwardFlopsPerSample = matmulFlops(forward) / b;
   p.boundaryBytesPerSample = double(boundaryBytes(step)) / b;
+  if (p.expertParameters > 0) {
+    // In the step's forward (the compute type), else the model's.
+    auto [bytes, count] = expertExchange(step);
+    if (count == 0)
+      std::tie(bytes, count) = expertExchange(forward);
+    p.expertExchangeBytesPerSample = bytes / b;
+    p.moeLayers = double(count) / 2;
+  }
   return p;
 }
 

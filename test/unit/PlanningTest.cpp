@@ -47,6 +47,66 @@ TEST(Planning, ZeroStagesMatchThePaper) {
   }
 }
 
+// Expert parallelism: a model of 1B dense and 8B expert parameters (64
+// experts) on 16 data-parallel devices, the experts split over ep=8 of them:
+// each device holds the dense 1B and 1/8 of the experts (2B in all); ZeRO
+// shards over the 2 devices that hold the same experts (the mesh's dp
+// axis), not over all 16.
+TEST(Planning, ExpertParallelismSplitsTheExperts) {
+  ModelProfile m = mixedPrecision(9e9);
+  m.expertParameters = 8e9;
+  m.experts = 64;
+  m.moeLayers = 8;
+  m.expertExchangeBytesPerSample = 1e6;
+  DeviceLoad load;
+  load.parameters = m.parameters;
+  load.layers = m.layers;
+  Plan p;
+  p.dp = 16;
+  p.ep = 8;
+  EXPECT_NEAR(states(estimateMemory(m, load, p)), 2e9 * 16, 1e6);
+  p.zero = 1; // 12 bytes of optimizer state over 2 devices
+  EXPECT_NEAR(states(estimateMemory(m, load, p)), 2e9 * (4 + 6), 1e6);
+  // The all-to-alls: 2 x exchange x (ep-1)/ep per sample, over the link.
+  Hardware hw;
+  hw.peakFlops["f32"] = 1e12;
+  hw.efficiency = 1;
+  hw.devicesPerNode = 8;
+  hw.intraNode = {"nvlink", 1e9, 0};
+  hw.interNode = {"ib", 1e8, 0};
+  p.zero = 0;
+  p.microBatchSize = 4;
+  EXPECT_NEAR(estimateTime(m, load, p, hw).ep, 2 * 1e6 * 7 / 8 * 4 / 1e9,
+              1e-12);
+  // Every enumerated plan's ep divides its dp and the 64 experts; a model
+  // without experts gets ep=1 only.
+  SearchSpace space;
+  space.devices = 16;
+  space.globalBatch = 64;
+  hw.devicesPerNode = 16;
+  std::vector<Plan> plans = enumeratePlans(m, space, hw);
+  bool sawEp = false;
+  for (const Plan &q : plans) {
+    EXPECT_EQ(q.dp % q.ep, 0);
+    EXPECT_EQ(64 % q.ep, 0);
+    sawEp |= q.ep == 16;
+  }
+  EXPECT_TRUE(sawEp);
+  m.expertParameters = 0;
+  m.experts = 0;
+  for (const Plan &q : enumeratePlans(m, space, hw))
+    EXPECT_EQ(q.ep, 1);
+  // The plan compiles to the dp-ep strategy's mesh and rules.
+  Plan e;
+  e.dp = 8;
+  e.ep = 4;
+  CompileOptions o = compileOptions(e);
+  EXPECT_EQ(o.mesh, "dp=2,ep=4,tp=1");
+  EXPECT_NE(o.rules.find("\"expert\":\"ep\""), std::string::npos) << o.rules;
+  EXPECT_NE(o.rules.find("\"batch\":[\"dp\",\"ep\"]"), std::string::npos)
+      << o.rules;
+}
+
 TEST(Planning, PipelineBubbleAndActivationsFollowTheSchedules) {
   ModelProfile m = mixedPrecision(1e9);
   m.trainFlopsPerSample = 1e12;

@@ -49,13 +49,13 @@ void printHeader(llvm::raw_ostream &os, const ModelProfile &m,
 
 void printTable(llvm::raw_ostream &os, const std::vector<Estimate> &ranked,
                 size_t top) {
-  os << llvm::formatv("{0,3} {1,-62} | {2,44} | {3,49} | {4,5}\n", "#",
+  os << llvm::formatv("{0,3} {1,-62} | {2,44} | {3,57} | {4,5}\n", "#",
                       "plan", "memory per device, GiB", "step time, s",
                       "MFU");
   os << llvm::formatv("{0,3} {1,-62} | {2,6} {3,6} {4,6} {5,6} {6,6} {7,7} | "
-                      "{8,8} {9,7} {10,7} {11,7} {12,7} {13,8} |\n",
+                      "{8,8} {9,7} {10,7} {11,7} {12,7} {13,7} {14,8} |\n",
                       "", "", "weight", "grad", "optim", "activ", "work",
-                      "total", "compute", "tp", "pp", "dp", "bubble",
+                      "total", "compute", "tp", "pp", "ep", "dp", "bubble",
                       "total");
   for (size_t i = 0; i < std::min(top, ranked.size()); ++i) {
     const Estimate &e = ranked[i];
@@ -64,10 +64,10 @@ void printTable(llvm::raw_ostream &os, const std::vector<Estimate> &ranked,
     os << llvm::formatv(
         "{0,3} {1,-62} | {2,6:f1} {3,6:f1} {4,6:f1} {5,6:f1} {6,6:f1} "
         "{7,7:f1} | {8,8:f3} {9,7:f3} {10,7:f3} {11,7:f3} {12,7:f3} "
-        "{13,8:f3} | {14,4:f1}%{15}\n",
+        "{13,7:f3} {14,8:f3} | {15,4:f1}%{16}\n",
         i + 1, e.plan.describe(), gib(m.weights), gib(m.gradients),
         gib(m.optimizer), gib(m.activations), gib(m.working), gib(m.total()),
-        t.compute, t.tp, t.pp, t.dp, t.bubble, t.total(), 100 * e.mfu,
+        t.compute, t.tp, t.pp, t.ep, t.dp, t.bubble, t.total(), 100 * e.mfu,
         e.fits ? (e.load.measured ? "  verified" : "") : "  does not fit");
   }
 }
@@ -80,6 +80,7 @@ std::string mainCost(const Estimate &best, const Estimate &other) {
                               "less evenly)"},
       {b.tp - a.tp, "tensor-parallel communication"},
       {b.pp - a.pp, "pipeline transfers"},
+      {b.ep - a.ep, "expert-parallel all-to-alls"},
       {b.dp - a.dp, "exposed data-parallel communication"},
       {b.bubble - a.bubble, "pipeline bubble"}};
   auto *worst = std::max_element(
@@ -96,6 +97,7 @@ void printReasons(llvm::raw_ostream &os, const std::vector<Estimate> &ranked) {
   std::pair<const char *, std::function<bool(const Plan &)>> families[] = {
       {"another tp degree", [&](const Plan &p) { return p.tp != w.tp; }},
       {"another pp degree", [&](const Plan &p) { return p.pp != w.pp; }},
+      {"another ep degree", [&](const Plan &p) { return p.ep != w.ep; }},
       {"another ZeRO stage", [&](const Plan &p) { return p.zero != w.zero; }},
       {"other recomputation",
        [&](const Plan &p) { return p.recompute != w.recompute; }},

@@ -64,7 +64,10 @@ namespace {
 
 Plan verifiedLayout(const Plan &plan) {
   Plan layout = plan;
+  // Data and expert parallelism divide what one device of this layout
+  // holds and sends by equations (CostModel.cpp): compiled without them.
   layout.dp = 1;
+  layout.ep = 1;
   layout.zero = 0;
   layout.recompute = "none";
   layout.microbatches = verifyMicrobatches(plan);

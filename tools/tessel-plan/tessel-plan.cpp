@@ -90,7 +90,7 @@ cl::list<std::string> compare(
     cl::cat(category));
 cl::opt<std::string> evaluateSpec(
     "evaluate",
-    cl::desc("Estimate only this plan: \"dp=2,tp=2,pp=1,sp=1,zero=1,mb=4x2,"
+    cl::desc("Estimate only this plan: \"dp=2,tp=2,pp=1,ep=1,sp=1,zero=1,mb=4x2,"
              "recompute=none,schedule=1f1b,virtual=1\" (what is not named: "
              "degree 1, no sp, ZeRO-0, one microbatch, no recomputation, "
              "1f1b)"),
@@ -242,19 +242,24 @@ void verifyTop(std::vector<Estimate> &ranked, const ModelProfile &model,
 /// named is 1).
 llvm::Expected<std::function<bool(const Plan &)>>
 degreesMatcher(llvm::StringRef spec) {
-  int64_t want[3] = {1, 1, 1};
+  int64_t want[4] = {1, 1, 1, 1};
   for (llvm::StringRef part : llvm::split(spec, ',')) {
     auto [axis, value] = part.trim().split('=');
     int64_t n = 0;
-    int index = axis == "dp" ? 0 : axis == "tp" ? 1 : axis == "pp" ? 2 : -1;
+    int index = axis == "dp"   ? 0
+                : axis == "tp" ? 1
+                : axis == "pp" ? 2
+                : axis == "ep" ? 3
+                               : -1;
     if (index < 0 || value.getAsInteger(10, n) || n < 1)
       return llvm::createStringError(
           "--compare " + spec.str() +
-          ": give degrees as dp=N,tp=N,pp=N");
+          ": give degrees as dp=N,tp=N,pp=N[,ep=N]");
     want[index] = n;
   }
   return std::function<bool(const Plan &)>([=](const Plan &p) {
-    return p.dp == want[0] && p.tp == want[1] && p.pp == want[2];
+    return p.dp == want[0] && p.tp == want[1] && p.pp == want[2] &&
+           p.ep == want[3];
   });
 }
 
@@ -270,6 +275,7 @@ llvm::Expected<Plan> parsePlan(llvm::StringRef spec) {
     if (key == "dp" && number) p.dp = n;
     else if (key == "tp" && number) p.tp = n;
     else if (key == "pp" && number) p.pp = n;
+    else if (key == "ep" && number && n >= 1) p.ep = n;
     else if (key == "sp" && number) p.sequenceParallel = n != 0;
     else if (key == "zero" && number && n >= 0 && n <= 3) p.zero = int(n);
     else if (key == "virtual" && number) p.virtualStages = n;
@@ -292,6 +298,11 @@ llvm::Expected<Plan> parsePlan(llvm::StringRef spec) {
         "--evaluate {0}: dp x tp x pp must be --devices ({1}) and dp x "
         "microbatches x their size --global-batch ({2})",
         spec, int64_t(devices), int64_t(globalBatch)));
+  if (p.dp % p.ep)
+    return llvm::createStringError(llvm::formatv(
+        "--evaluate {0}: ep must divide dp (the expert-parallel devices are "
+        "data-parallel ones)",
+        spec));
   return p;
 }
 

@@ -95,11 +95,22 @@ struct ModelProfile {
   double workingBytesPerSample = 0;
   /// A layer's input (the residual stream), what recomputation keeps.
   double boundaryBytesPerSample = 0;
+  /// Mixture of experts: the parameters of the experts (arguments with an
+  /// "expert" logical axis), how many experts a layer has, its MoE layers,
+  /// and the bytes per sample the forward sends to the experts and back
+  /// (the dispatched and combined [expert, capacity, embed] tensors).
+  double expertParameters = 0;
+  int64_t experts = 0;
+  double moeLayers = 0;
+  double expertExchangeBytesPerSample = 0;
 };
 
 /// A parallel layout with its training options.
 struct Plan {
-  int64_t dp = 1, tp = 1, pp = 1;
+  /// dp counts every data-parallel replica; ep of them (ep divides dp)
+  /// split the experts between them (DeepSpeed-MoE, Megatron's expert
+  /// parallelism): compiled as the mesh dp=dp/ep, ep=ep.
+  int64_t dp = 1, tp = 1, pp = 1, ep = 1;
   bool sequenceParallel = false;
   int zero = 0; // ZeRO stage 0-3
   /// Per step and data-parallel replica: microbatches (pipeline
@@ -140,9 +151,9 @@ struct Memory {
 
 struct StepTime {
   double compute = 0; // matmuls at the calibrated rate, recomputation included
-  double tp = 0, pp = 0, dp = 0; // exposed communication
+  double tp = 0, pp = 0, dp = 0, ep = 0; // exposed communication
   double bubble = 0;
-  double total() const { return compute + tp + pp + dp + bubble; }
+  double total() const { return compute + tp + pp + dp + ep + bubble; }
 };
 
 struct Estimate {
