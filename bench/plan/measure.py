@@ -6,7 +6,8 @@ layouts: for each, tessel-plan --evaluate predicts the per-rank memory and
 the step time (with a description of this CPU calibrated first: the matmul
 rate and the collective bandwidth the runtime reaches here), tessel-compile
 --plan compiles the plan and the executable runs it. Compares the predicted
-peak memory of rank 0 with the measured one (the runtime's peak buffers
+peak memory per rank (tessel-plan's reading of the plan it compiles, and
+the screen's equations) with the measured one (the runtime's peak buffers
 plus the step's arguments, which it keeps apart) and ranks the step times.
 
   bench/plan/measure.py [--build build] [--ranks 4|2]
@@ -110,13 +111,20 @@ def compile_and_run(bin_, tmp, name, plan_json, steps=8):
 
 
 def plan_for(bin_, tmp, spec, hardware, name):
+    """tessel-plan --evaluate on the model at the plan's batch (one
+    microbatch of every replica), so that it also compiles the plan and
+    reads its memory off the program (predicted.memory_bytes_compiled)."""
     mlir = os.path.join(tmp, "base.mlir")
     if not os.path.exists(mlir):
         model(bin_, 1, mlir)
     out = os.path.join(tmp, name + ".plan.json")
-    run([os.path.join(bin_, "tessel-plan"), mlir, "--devices", str(RANKS),
-         "--global-batch", str(GLOBAL_BATCH), "--gpu", hardware,
-         "--evaluate", spec, "--emit", out])
+    args = ["--devices", str(RANKS), "--global-batch", str(GLOBAL_BATCH),
+            "--gpu", hardware, "--evaluate", spec, "--emit", out]
+    run([os.path.join(bin_, "tessel-plan"), mlir] + args)
+    batch = json.load(open(out))["model_batch"]
+    sized = os.path.join(tmp, name + ".model.mlir")
+    model(bin_, batch, sized)
+    run([os.path.join(bin_, "tessel-plan"), sized] + args)
     return out
 
 
@@ -175,17 +183,22 @@ def main():
             plan, m = compile_and_run(
                 bin_, tmp, "c%d" % i, plan_for(bin_, tmp, spec, hw, "c%d" % i))
             p = plan["predicted"]
-            predicted = sum(p["memory_bytes"].values())
+            screen = sum(p["memory_bytes"].values())
+            predicted = p.get("memory_bytes_compiled") or screen
             measured = m["arguments"] + m["peak_buffers"]
             rows.append({"plan": plan["plan"], "evaluate": spec,
                          "predicted_bytes": predicted,
+                         "screen_bytes": screen,
                          "measured_bytes": measured,
                          "memory_error": predicted / measured - 1,
+                         "screen_memory_error": screen / measured - 1,
                          "predicted_ms": p["step_seconds"] * 1000,
                          "measured_ms": m["ms"]})
-            print("%-40s memory %7.2f MiB predicted, %7.2f measured (%+5.1f%%); "
-                  "step %7.1f ms predicted, %7.1f measured" % (
-                      plan["plan"], predicted / 2**20, measured / 2**20,
+            print("%-40s memory %7.2f MiB predicted (compiled; screen %+5.1f%%), "
+                  "%7.2f measured (%+5.1f%%); step %7.1f ms predicted, %7.1f "
+                  "measured" % (
+                      plan["plan"], predicted / 2**20,
+                      100 * rows[-1]["screen_memory_error"], measured / 2**20,
                       100 * rows[-1]["memory_error"],
                       rows[-1]["predicted_ms"], m["ms"]), flush=True)
         rho = spearman([r["predicted_ms"] for r in rows],

@@ -98,6 +98,7 @@ llvm::json::Value mlir::tessel::planning::planToJson(
                                {"optimizer", e.memory.optimizer},
                                {"activations", e.memory.activations},
                                {"working", e.memory.working}}},
+                          {"memory_bytes_compiled", e.compiledMemory},
                           {"step_seconds", e.time.total()},
                           {"step_seconds_by_part",
                            llvm::json::Object{{"compute", e.time.compute},

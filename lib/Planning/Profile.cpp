@@ -318,3 +318,15 @@ llvm::Expected<DeviceLoad> planning::measureLoad(ModuleOp local,
   l.selectiveFlopsPerSample = model.selectiveFlopsPerSample * perTrainFlop;
   return l;
 }
+
+llvm::Expected<double> planning::compiledPeakBytes(ModuleOp local) {
+  SmallVector<func::FuncOp> ranks = rankFunctions(local);
+  if (ranks.empty())
+    return llvm::createStringError("the partitioned program has no step");
+  double most = 0;
+  for (func::FuncOp rank : ranks) {
+    MemoryEstimate e = estimateMemory(rank);
+    most = std::max(most, double(e.arguments + e.peakBeforeUpdate));
+  }
+  return most;
+}

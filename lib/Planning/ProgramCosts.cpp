@@ -104,7 +104,21 @@ int64_t keptWithoutData(func::FuncOp func, ArrayRef<Operation *> ops,
 
 } // namespace
 
+namespace {
+
+/// The most bytes `call`'s callee computes and holds at once (its
+/// temporaries and results; its arguments are the caller's values), 0 for
+/// an external callee; `depth` bounds recursion.
+int64_t calleePeak(func::CallOp call, int depth);
+
+} // namespace
+
 planning::MemoryEstimate planning::estimateMemory(func::FuncOp func) {
+  return estimateMemory(func, 0);
+}
+
+planning::MemoryEstimate planning::estimateMemory(func::FuncOp func,
+                                                  int depth) {
   MemoryEstimate e;
   Block &block = func.getBody().front();
   for (BlockArgument arg : block.getArguments())
@@ -128,14 +142,20 @@ planning::MemoryEstimate planning::estimateMemory(func::FuncOp func) {
   int64_t live = 0;
   bool updating = false;
   for (auto [i, op] : llvm::enumerate(ops)) {
+    // A call holds its callee's peak on top of what is live around it
+    // (a pipeline stage's schedule calls its forward and backward).
+    int64_t during = live;
+    if (auto call = dyn_cast<func::CallOp>(op))
+      during += calleePeak(call, depth);
     for (Value r : op->getResults())
       live += tensorBytes(r.getType());
+    during = std::max(during, live);
     auto role = op->getAttrOfType<StringAttr>(TesselDialect::kRoleAttrName);
     updating |= role && role.getValue() == "optimizer";
     if (!updating)
-      e.peakBeforeUpdate = std::max(e.peakBeforeUpdate, live);
-    if (live > e.peak) {
-      e.peak = live;
+      e.peakBeforeUpdate = std::max(e.peakBeforeUpdate, during);
+    if (during > e.peak) {
+      e.peak = during;
       e.peakAt = llvm::formatv("op {0} ({1}{2})", i, op->getName(),
                                role ? ", " + role.str() : std::string())
                      .str();
@@ -150,6 +170,16 @@ planning::MemoryEstimate planning::estimateMemory(func::FuncOp func) {
 }
 
 namespace {
+
+int64_t calleePeak(func::CallOp call, int depth) {
+  if (depth > 16)
+    return 0;
+  auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      call, call.getCalleeAttr());
+  if (!callee || callee.isExternal())
+    return 0;
+  return planning::estimateMemory(callee, depth + 1).peak;
+}
 
 /// Calls `visit` on every op of `func` and of the functions it calls, with
 /// how many times it runs per call of `func`.

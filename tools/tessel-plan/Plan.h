@@ -54,6 +54,14 @@ std::optional<mlir::tessel::planning::DeviceLoad>
 measureLayout(const VerifyContext &ctx, const ModelProfile &model,
               const mlir::tessel::planning::Plan &plan, std::string &why);
 
+/// Compiles `e`'s plan exactly (tessel-compile --plan, the model's batch
+/// being one microbatch of every replica) and reads its memory per device
+/// off the program; nullopt (with `why`) when it cannot.
+std::optional<double> compiledMemory(const VerifyContext &ctx,
+                                     const ModelProfile &model,
+                                     const Estimate &e, llvm::StringRef gpu,
+                                     std::string &why);
+
 /// The header (model, hardware, search), the table of the first `top`
 /// plans, and why the first wins against the best of each alternative.
 void printReport(llvm::raw_ostream &os, const ModelProfile &model,

@@ -163,3 +163,53 @@ tessel_plan::measureLayout(const VerifyContext &ctx, const ModelProfile &model,
     return std::nullopt;
   return finishLayout(model, *pending, why);
 }
+
+std::optional<double>
+tessel_plan::compiledMemory(const VerifyContext &ctx, const ModelProfile &model,
+                            const Estimate &e, llvm::StringRef gpu,
+                            std::string &why) {
+  std::string stem = ctx.scratch + "/exact";
+  std::string planFile = stem + ".plan.json", local = stem + ".mlir",
+              log = stem + ".log";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(planFile, ec);
+    if (ec) {
+      why = "cannot write " + planFile + ": " + ec.message();
+      return std::nullopt;
+    }
+    os << llvm::formatv("{0}", planToJson(e, model, gpu));
+  }
+  llvm::SmallVector<llvm::StringRef> argv = {
+      ctx.compiler, ctx.model,     "--func", ctx.func, "--optimizer",
+      ctx.optimizer, "--plan",     planFile, "--emit", "local",
+      "-o",          local};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
+                                                llvm::StringRef(log)};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(ctx.compiler, argv, std::nullopt,
+                                     redirects, 0, 0, &error);
+  if (rc != 0) {
+    auto text = llvm::MemoryBuffer::getFile(log);
+    why = "tessel-compile failed" +
+          (text ? ": " + lastLines((*text)->getBuffer(), 2) : error);
+    return std::nullopt;
+  }
+  MLIRContext context;
+  DialectRegistry registry;
+  registry.insert<tessel::TesselDialect, func::FuncDialect,
+                  arith::ArithDialect>();
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(local, &context);
+  if (!module) {
+    why = "cannot read " + local;
+    return std::nullopt;
+  }
+  llvm::Expected<double> bytes = compiledPeakBytes(*module);
+  if (!bytes) {
+    why = llvm::toString(bytes.takeError());
+    return std::nullopt;
+  }
+  return *bytes;
+}

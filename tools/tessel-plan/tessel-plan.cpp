@@ -421,9 +421,29 @@ int main(int argc, char **argv) {
                                    optimizer, scratch.str().str()};
     verifyTop(ranked, *model, *hw, ctx, verifyCount);
     verifying = ctx;
+    // Where the model's batch is one microbatch of every replica of the
+    // first plan, that plan compiles as it is: its memory is read off it.
+    Estimate &first = ranked.front();
+    if (first.fits &&
+        model->programBatch == first.plan.dp * first.plan.microBatchSize) {
+      std::string why;
+      if (std::optional<double> bytes =
+              tessel_plan::compiledMemory(ctx, *model, first, gpu, why))
+        first.compiledMemory = *bytes;
+      else
+        llvm::errs() << "note: " << first.plan.describe() << ": " << why
+                     << "\n";
+    }
   }
   tessel_plan::printReport(llvm::outs(), *model, *hw, gpu, ranked,
                            plans.size(), top);
+  if (double bytes = ranked.front().compiledMemory; bytes > 0)
+    llvm::outs() << llvm::formatv(
+        "memory of {0}, compiled: {1:f3} GiB per device (liveness of the "
+        "program tessel-compile --plan makes; the estimate above: {2:f3} "
+        "GiB)\n",
+        ranked.front().plan.describe(), bytes / double(1ull << 30),
+        ranked.front().memory.total() / double(1ull << 30));
   int rc = printComparisons(ranked, *model, *hw,
                             verifying ? &*verifying : nullptr);
   if (!scratch.empty())

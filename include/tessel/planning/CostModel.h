@@ -163,6 +163,9 @@ struct Estimate {
   StepTime time;
   double mfu = 0; // model FLOPs (no recomputation) / (time x devices x peak)
   bool fits = false;
+  /// Bytes per device read off the plan compiled exactly (its liveness,
+  /// Profile.h's compiledPeakBytes); 0 when it was not compiled.
+  double compiledMemory = 0;
 };
 
 /// Microbatches whose activations the most loaded device keeps at once.

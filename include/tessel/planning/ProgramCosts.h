@@ -19,7 +19,8 @@ namespace mlir::tessel::planning {
 
 /// Liveness in program order: every value an op computes lives from its op
 /// to its last use (results nobody uses die at once); arguments live
-/// throughout. What buffers would hold with perfect reuse and no fusion.
+/// throughout; a call adds its callee's own peak while it runs. What
+/// buffers would hold with perfect reuse and no fusion.
 struct MemoryEstimate {
   int64_t arguments = 0;
   /// The most bytes of computed values live at once, and where.
@@ -39,6 +40,8 @@ struct MemoryEstimate {
   int64_t peakBeforeUpdate = 0;
 };
 MemoryEstimate estimateMemory(func::FuncOp func);
+/// The same, `depth` calls deep (a call counts its callee's peak).
+MemoryEstimate estimateMemory(func::FuncOp func, int depth);
 
 /// Bytes of a tensor type (at least one byte per element); 0 otherwise.
 int64_t tensorBytes(Type type);
