@@ -9,6 +9,7 @@
 #include "AutoShardImpl.h"
 
 #include "tessel/dialects/tessel/Emit.h"
+#include "tessel/planning/ProgramCosts.h"
 #include "tessel/program/Signature.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -295,21 +296,12 @@ void AutoSharder::classify(Site &site) {
 }
 
 void AutoSharder::markGradients() {
-  for (BlockArgument arg : func.getArguments()) {
-    unsigned a = arg.getArgNumber();
-    if (!::mlir::tessel::autodiff::isDifferentiable(arg.getType()))
-      continue;
-    auto axes = func.getArgAttrOfType<ArrayAttr>(
-        a, TesselDialect::kLogicalAxesAttrName);
-    bool batch = axes && llvm::any_of(axes, [](Attribute x) {
-                   auto s = dyn_cast<StringAttr>(x);
-                   return s && s.getValue() == "batch";
-                 });
-    if (!batch) {
-      parameters.insert(a);
+  for (BlockArgument arg : func.getArguments())
+    if (::mlir::tessel::autodiff::isDifferentiable(arg.getType()) &&
+        !isDataArgument(func, arg)) {
+      parameters.insert(arg.getArgNumber());
       needsGradient.insert(arg);
     }
-  }
   for (Operation &op : func.getBody().front().without_terminator())
     if (llvm::any_of(op.getOperands(),
                      [&](Value v) { return needsGradient.contains(v); }))

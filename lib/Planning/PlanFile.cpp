@@ -99,6 +99,8 @@ llvm::json::Value mlir::tessel::planning::planToJson(
                                {"activations", e.memory.activations},
                                {"working", e.memory.working}}},
                           {"memory_bytes_compiled", e.compiledMemory},
+                          {"memory_bytes_compiled_by_stage",
+                           llvm::json::Array(e.compiledMemoryByStage)},
                           {"step_seconds", e.time.total()},
                           {"step_seconds_by_part",
                            llvm::json::Object{{"compute", e.time.compute},

@@ -319,14 +319,15 @@ llvm::Expected<DeviceLoad> planning::measureLoad(ModuleOp local,
   return l;
 }
 
-llvm::Expected<double> planning::compiledPeakBytes(ModuleOp local) {
+llvm::Expected<std::vector<double>>
+planning::compiledPeakBytes(ModuleOp local) {
   SmallVector<func::FuncOp> ranks = rankFunctions(local);
   if (ranks.empty())
     return llvm::createStringError("the partitioned program has no step");
-  double most = 0;
+  std::vector<double> out;
   for (func::FuncOp rank : ranks) {
     MemoryEstimate e = estimateMemory(rank);
-    most = std::max(most, double(e.arguments + e.peakBeforeUpdate));
+    out.push_back(double(e.arguments + e.peakBeforeUpdate));
   }
-  return most;
+  return out;
 }

@@ -44,9 +44,9 @@ Operation *forwardEnd(ArrayRef<Operation *> ops) {
   return lastForward;
 }
 
-/// Whether an argument is data (the training step's rule: integers and
-/// arguments with a "batch" logical axis).
-bool isData(func::FuncOp func, BlockArgument arg) {
+} // namespace
+
+bool planning::isDataArgument(func::FuncOp func, BlockArgument arg) {
   auto type = dyn_cast<RankedTensorType>(arg.getType());
   if (type && !isa<FloatType>(type.getElementType()))
     return true;
@@ -58,6 +58,8 @@ bool isData(func::FuncOp func, BlockArgument arg) {
          });
 }
 
+namespace {
+
 /// Bytes of the values live after op `at` that no data flows into.
 int64_t keptWithoutData(func::FuncOp func, ArrayRef<Operation *> ops,
                         size_t at,
@@ -68,7 +70,7 @@ llvm::DenseSet<Value> dataDependent(func::FuncOp func,
                                     ArrayRef<Operation *> ops) {
   llvm::DenseSet<Value> out;
   for (BlockArgument arg : func.getArguments())
-    if (isData(func, arg))
+    if (planning::isDataArgument(func, arg))
       out.insert(arg);
   for (Operation *op : ops) {
     bool depends = false;

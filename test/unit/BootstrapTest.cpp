@@ -44,6 +44,19 @@ std::string detectError(std::map<std::string, std::string> vars) {
   return llvm::toString(info.takeError());
 }
 
+/// Rank `rank` of `size` meeting at 127.0.0.1:`port`.
+LaunchInfo localRank(int64_t rank, int64_t size, int port) {
+  LaunchInfo info;
+  info.rank = rank;
+  info.size = size;
+  info.localRank = rank;
+  info.localSize = size;
+  info.launcher = "test";
+  info.host = "127.0.0.1";
+  info.port = port;
+  return info;
+}
+
 /// A port no other test of this run uses.
 int freePort() {
   static int next = 31000 + int(::getpid() % 2000) * 4;
@@ -149,15 +162,8 @@ TEST(Bootstrap, StoreCollectivesAmongRanks) {
   std::vector<std::thread> ranks;
   for (int64_t r = 0; r < n; ++r)
     ranks.emplace_back([&, r] {
-      LaunchInfo info;
-      info.rank = r;
-      info.size = n;
-      info.localRank = r;
-      info.localSize = n;
-      info.launcher = "test";
-      info.host = "127.0.0.1";
-      info.port = port;
-      auto store = TcpStore::connect(info, std::chrono::seconds(20));
+      auto store = TcpStore::connect(localRank(r, n, port),
+                                     std::chrono::seconds(20));
       if (!store) {
         failures[r] = llvm::toString(store.takeError());
         return;
@@ -195,12 +201,7 @@ TEST(Bootstrap, StoreCollectivesAmongRanks) {
 }
 
 TEST(Bootstrap, NobodyAtRankZero) {
-  LaunchInfo info;
-  info.rank = 1;
-  info.size = 2;
-  info.launcher = "test";
-  info.host = "127.0.0.1";
-  info.port = freePort();
+  LaunchInfo info = localRank(1, 2, freePort());
   auto store = TcpStore::connect(info, std::chrono::seconds(1));
   ASSERT_FALSE(bool(store));
   EXPECT_EQ(llvm::toString(store.takeError()),
@@ -209,12 +210,7 @@ TEST(Bootstrap, NobodyAtRankZero) {
 }
 
 TEST(Bootstrap, RankZeroWaitsForTheOthers) {
-  LaunchInfo info;
-  info.rank = 0;
-  info.size = 3;
-  info.launcher = "test";
-  info.host = "127.0.0.1";
-  info.port = freePort();
+  LaunchInfo info = localRank(0, 3, freePort());
   auto store = TcpStore::connect(info, std::chrono::seconds(1));
   ASSERT_FALSE(bool(store));
   EXPECT_EQ(llvm::toString(store.takeError()),
@@ -226,22 +222,12 @@ TEST(Bootstrap, AnotherRunOnThePortIsRefused) {
   int port = freePort();
   std::string joinerError;
   std::thread joiner([&] {
-    LaunchInfo info;
-    info.rank = 1;
-    info.size = 4; // rank 0 runs a world of 2
-    info.launcher = "test";
-    info.host = "127.0.0.1";
-    info.port = port;
-    auto store = TcpStore::connect(info, std::chrono::seconds(5));
+    // Rank 0 runs a world of 2.
+    auto store =
+        TcpStore::connect(localRank(1, 4, port), std::chrono::seconds(5));
     joinerError = store ? "joined" : llvm::toString(store.takeError());
   });
-  LaunchInfo info;
-  info.rank = 0;
-  info.size = 2;
-  info.launcher = "test";
-  info.host = "127.0.0.1";
-  info.port = port;
-  auto store = TcpStore::connect(info, std::chrono::seconds(2));
+  auto store = TcpStore::connect(localRank(0, 2, port), std::chrono::seconds(2));
   joiner.join();
   ASSERT_FALSE(bool(store));
   llvm::consumeError(store.takeError());

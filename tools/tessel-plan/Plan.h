@@ -55,9 +55,9 @@ measureLayout(const VerifyContext &ctx, const ModelProfile &model,
               const mlir::tessel::planning::Plan &plan, std::string &why);
 
 /// Compiles `e`'s plan exactly (tessel-compile --plan, the model's batch
-/// being one microbatch of every replica) and reads its memory per device
-/// off the program; nullopt (with `why`) when it cannot.
-std::optional<double> compiledMemory(const VerifyContext &ctx,
+/// being one microbatch of every replica) and reads each stage's memory per
+/// device off the program; nullopt (with `why`) when it cannot.
+std::optional<std::vector<double>> compiledMemory(const VerifyContext &ctx,
                                      const ModelProfile &model,
                                      const Estimate &e, llvm::StringRef gpu,
                                      std::string &why);

@@ -49,6 +49,41 @@ std::string lastLines(llvm::StringRef text, size_t n) {
   return out;
 }
 
+/// After tessel-compile ran (`rc`, its output in `log`): parses the
+/// per-device program it wrote at `local` and reads it with `read`;
+/// nullopt (with `why`) when the compile failed or `read` does.
+template <typename T>
+std::optional<T>
+readCompiled(int rc, const std::string &error, const std::string &log,
+             const std::string &local,
+             llvm::function_ref<llvm::Expected<T>(ModuleOp)> read,
+             std::string &why) {
+  if (rc != 0) {
+    auto text = llvm::MemoryBuffer::getFile(log);
+    why = "tessel-compile failed" +
+          (text ? ": " + lastLines((*text)->getBuffer(), 2) : error);
+    return std::nullopt;
+  }
+  MLIRContext context;
+  DialectRegistry registry;
+  registry.insert<tessel::TesselDialect, func::FuncDialect,
+                  arith::ArithDialect>();
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(local, &context);
+  if (!module) {
+    why = "cannot read " + local;
+    return std::nullopt;
+  }
+  llvm::Expected<T> value = read(*module);
+  if (!value) {
+    why = llvm::toString(value.takeError());
+    return std::nullopt;
+  }
+  llvm::sys::fs::remove(local);
+  return std::move(*value);
+}
+
 } // namespace
 
 /// The schedule does not change what a device computes or sends per
@@ -128,31 +163,12 @@ tessel_plan::finishLayout(const ModelProfile &model, PendingLayout &p,
   std::string error;
   llvm::sys::ProcessInfo done =
       llvm::sys::Wait(p.process, std::nullopt, &error);
-  if (done.ReturnCode != 0) {
-    auto text = llvm::MemoryBuffer::getFile(p.log);
-    why = "tessel-compile failed" +
-          (text ? ": " + lastLines((*text)->getBuffer(), 2) : error);
-    return std::nullopt;
-  }
-  MLIRContext context;
-  DialectRegistry registry;
-  registry.insert<tessel::TesselDialect, func::FuncDialect,
-                  arith::ArithDialect>();
-  context.appendDialectRegistry(registry);
-  context.loadAllAvailableDialects();
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(p.local, &context);
-  if (!module) {
-    why = "cannot read " + p.local;
-    return std::nullopt;
-  }
-  llvm::Expected<DeviceLoad> load =
-      measureLoad(*module, model, p.layout, p.layout.microbatches);
-  if (!load) {
-    why = llvm::toString(load.takeError());
-    return std::nullopt;
-  }
-  llvm::sys::fs::remove(p.local);
-  return *load;
+  return readCompiled<DeviceLoad>(
+      done.ReturnCode, error, p.log, p.local,
+      [&](ModuleOp local) {
+        return measureLoad(local, model, p.layout, p.layout.microbatches);
+      },
+      why);
 }
 
 std::optional<DeviceLoad>
@@ -164,7 +180,7 @@ tessel_plan::measureLayout(const VerifyContext &ctx, const ModelProfile &model,
   return finishLayout(model, *pending, why);
 }
 
-std::optional<double>
+std::optional<std::vector<double>>
 tessel_plan::compiledMemory(const VerifyContext &ctx, const ModelProfile &model,
                             const Estimate &e, llvm::StringRef gpu,
                             std::string &why) {
@@ -189,27 +205,7 @@ tessel_plan::compiledMemory(const VerifyContext &ctx, const ModelProfile &model,
   std::string error;
   int rc = llvm::sys::ExecuteAndWait(ctx.compiler, argv, std::nullopt,
                                      redirects, 0, 0, &error);
-  if (rc != 0) {
-    auto text = llvm::MemoryBuffer::getFile(log);
-    why = "tessel-compile failed" +
-          (text ? ": " + lastLines((*text)->getBuffer(), 2) : error);
-    return std::nullopt;
-  }
-  MLIRContext context;
-  DialectRegistry registry;
-  registry.insert<tessel::TesselDialect, func::FuncDialect,
-                  arith::ArithDialect>();
-  context.appendDialectRegistry(registry);
-  context.loadAllAvailableDialects();
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(local, &context);
-  if (!module) {
-    why = "cannot read " + local;
-    return std::nullopt;
-  }
-  llvm::Expected<double> bytes = compiledPeakBytes(*module);
-  if (!bytes) {
-    why = llvm::toString(bytes.takeError());
-    return std::nullopt;
-  }
-  return *bytes;
+  return readCompiled<std::vector<double>>(
+      rc, error, log, local,
+      [](ModuleOp module) { return compiledPeakBytes(module); }, why);
 }

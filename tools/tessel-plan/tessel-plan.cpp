@@ -427,9 +427,11 @@ int main(int argc, char **argv) {
     if (first.fits &&
         model->programBatch == first.plan.dp * first.plan.microBatchSize) {
       std::string why;
-      if (std::optional<double> bytes =
-              tessel_plan::compiledMemory(ctx, *model, first, gpu, why))
-        first.compiledMemory = *bytes;
+      if (std::optional<std::vector<double>> bytes =
+              tessel_plan::compiledMemory(ctx, *model, first, gpu, why)) {
+        first.compiledMemoryByStage = *bytes;
+        first.compiledMemory = *std::max_element(bytes->begin(), bytes->end());
+      }
       else
         llvm::errs() << "note: " << first.plan.describe() << ": " << why
                      << "\n";
@@ -437,13 +439,20 @@ int main(int argc, char **argv) {
   }
   tessel_plan::printReport(llvm::outs(), *model, *hw, gpu, ranked,
                            plans.size(), top);
-  if (double bytes = ranked.front().compiledMemory; bytes > 0)
+  if (const Estimate &first = ranked.front(); first.compiledMemory > 0) {
+    std::string stages;
+    if (first.compiledMemoryByStage.size() > 1)
+      for (auto [i, b] : llvm::enumerate(first.compiledMemoryByStage))
+        stages += llvm::formatv("{0}stage {1} {2:f3}", i ? ", " : "; ", i,
+                                b / double(1ull << 30))
+                      .str();
     llvm::outs() << llvm::formatv(
-        "memory of {0}, compiled: {1:f3} GiB per device (liveness of the "
-        "program tessel-compile --plan makes; the estimate above: {2:f3} "
+        "memory of {0}, compiled: {1:f3} GiB per device{2} (liveness of the "
+        "program tessel-compile --plan makes; the estimate above: {3:f3} "
         "GiB)\n",
-        ranked.front().plan.describe(), bytes / double(1ull << 30),
-        ranked.front().memory.total() / double(1ull << 30));
+        first.plan.describe(), first.compiledMemory / double(1ull << 30),
+        stages, first.memory.total() / double(1ull << 30));
+  }
   int rc = printComparisons(ranked, *model, *hw,
                             verifying ? &*verifying : nullptr);
   if (!scratch.empty())

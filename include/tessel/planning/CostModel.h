@@ -164,8 +164,10 @@ struct Estimate {
   double mfu = 0; // model FLOPs (no recomputation) / (time x devices x peak)
   bool fits = false;
   /// Bytes per device read off the plan compiled exactly (its liveness,
-  /// Profile.h's compiledPeakBytes); 0 when it was not compiled.
+  /// Profile.h's compiledPeakBytes): the most loaded device's, and each
+  /// pipeline stage's (stage 0 first); 0 / empty when it was not compiled.
   double compiledMemory = 0;
+  std::vector<double> compiledMemoryByStage;
 };
 
 /// Microbatches whose activations the most loaded device keeps at once.

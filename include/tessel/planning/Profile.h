@@ -32,11 +32,12 @@ llvm::Expected<DeviceLoad> measureLoad(ModuleOp local,
                                        const Plan &plan,
                                        int64_t microbatches);
 
-/// The most bytes any device of `local` (a plan compiled exactly, by
+/// The bytes each rank function of `local` (a plan compiled exactly, by
 /// tessel-compile --plan --emit local) holds before its update: its step's
 /// arguments plus the liveness peak (--tessel-memory-report, calls counted
-/// with their callees' peaks), the largest over the ranks' functions.
-llvm::Expected<double> compiledPeakBytes(ModuleOp local);
+/// with their callees' peaks); one per pipeline stage (the stage's ranks
+/// run the same function), a single one without a pipeline.
+llvm::Expected<std::vector<double>> compiledPeakBytes(ModuleOp local);
 
 /// "adamw compute-type=bf16" -> the tessel-train-step pipeline element.
 std::string trainStepPipeline(llvm::StringRef funcName,

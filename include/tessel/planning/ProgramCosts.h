@@ -43,6 +43,10 @@ MemoryEstimate estimateMemory(func::FuncOp func);
 /// The same, `depth` calls deep (a call counts its callee's peak).
 MemoryEstimate estimateMemory(func::FuncOp func, int depth);
 
+/// Whether an argument is data rather than a parameter (the training
+/// step's rule: integers, and arguments with a "batch" logical axis).
+bool isDataArgument(func::FuncOp func, BlockArgument arg);
+
 /// Bytes of a tensor type (at least one byte per element); 0 otherwise.
 int64_t tensorBytes(Type type);
 
