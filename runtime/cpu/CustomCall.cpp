@@ -22,7 +22,8 @@ namespace {
 /// since the other ranks are still running (exit's destructors would pull
 /// their state away under them).
 [[noreturn]] void fail(const std::string &message) {
-  llvm::errs() << "error: " << message << "\n";
+  // One write, so another rank's output cannot cut into it.
+  llvm::errs() << ("error: " + message + "\n");
   llvm::errs().flush();
   std::_Exit(1);
 }

@@ -171,7 +171,9 @@ llvm::cl::opt<std::string>
                llvm::cl::Hidden, llvm::cl::cat(category));
 
 int failWith(const llvm::Twine &message) {
-  llvm::errs() << "error: " << message << "\n";
+  // One write: rank threads may be printing (unbuffered stderr would let
+  // their lines cut into the message).
+  llvm::errs() << ("error: " + message + "\n").str();
   return 1;
 }
 

@@ -39,8 +39,8 @@ Buffer allocate(const TensorInfo &t) {
   int64_t bytes = (std::max<int64_t>(t.bytes(), 1) + 63) / 64 * 64;
   auto *p = static_cast<uint8_t *>(allocateDeviceMemory(bytes));
   if (!p) {
-    llvm::errs() << "error: out of device memory for " << t.name << " ("
-                 << bytes << " bytes)\n";
+    llvm::errs() << ("error: out of device memory for " + t.name + " (" +
+                     std::to_string(bytes) + " bytes)\n");
     std::exit(1);
   }
   return Buffer(p);
