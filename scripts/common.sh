@@ -10,7 +10,7 @@ JOBS=${TESSEL_JOBS:-$(nproc 2>/dev/null || echo 2)}
 TESSEL_PACKAGES=(cmake ninja-build g++ python3 git
                  libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
                  libgtest-dev python3-numpy libopenblas-dev
-                 libopenmpi-dev openmpi-bin coinor-libcbc-dev
+                 libopenmpi-dev openmpi-bin coinor-libcbc-dev pkg-config
                  binutils util-linux)  # strings, flock: used by tests
 
 tessel_missing_packages() {
