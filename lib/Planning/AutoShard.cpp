@@ -391,11 +391,8 @@ int64_t AutoSharder::countPairs() {
         from = sites[siteOfOp.lookup(v.getDefiningOp())]
                    .resultLayout[cast<OpResult>(v).getResultNumber()]
                    .size();
-      std::vector<AxisDims> to;
-      for (const Strategy &s : site.strategies)
-        if (!llvm::is_contained(to, s.operands[operand.getOperandNumber()]))
-          to.push_back(s.operands[operand.getOperandNumber()]);
-      pairs += int64_t(from * to.size());
+      size_t to = operandClasses(site, operand.getOperandNumber()).second.size();
+      pairs += int64_t(from * to);
     }
   }
   return pairs;
@@ -433,8 +430,6 @@ FailureOr<ChoiceSolution> AutoSharder::solve(ArrayRef<int> decided, int axis) {
     classify(site);
   }
   problem = ChoiceProblem();
-  operandClass.clear();
-  operandLayout.clear();
   buildProblem();
   // Axes still to come split memory further (an optimistic bound).
   problem.memoryLimit *= undecided;

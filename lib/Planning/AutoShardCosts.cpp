@@ -178,6 +178,19 @@ void AutoSharder::addMemoryRows() {
   }
 }
 
+std::pair<std::vector<int>, std::vector<AxisDims>>
+AutoSharder::operandClasses(const Site &site, unsigned operand) const {
+  std::vector<int> cls;
+  std::vector<AxisDims> layouts;
+  for (const Strategy &s : site.strategies) {
+    auto it = llvm::find(layouts, s.operands[operand]);
+    cls.push_back(int(it - layouts.begin()));
+    if (it == layouts.end())
+      layouts.push_back(s.operands[operand]);
+  }
+  return {cls, layouts};
+}
+
 void AutoSharder::buildProblem() {
   for (Site &site : sites) {
     ChoiceProblem::Node node;
@@ -207,18 +220,8 @@ void AutoSharder::buildProblem() {
   for (auto [v, site] : llvm::enumerate(sites)) {
     if (!site.op)
       continue;
-    auto &classes = operandClass[int(v)];
-    auto &layouts = operandLayout[int(v)];
     for (OpOperand &operand : site.op->getOpOperands()) {
-      unsigned j = operand.getOperandNumber();
-      auto &cls = classes.emplace_back();
-      auto &lay = layouts.emplace_back();
-      for (const Strategy &s : site.strategies) {
-        auto it = llvm::find(lay, s.operands[j]);
-        cls.push_back(int(it - lay.begin()));
-        if (it == lay.end())
-          lay.push_back(s.operands[j]);
-      }
+      auto [cls, lay] = operandClasses(site, operand.getOperandNumber());
       addEdge(operand.get(), int(v), cls, lay);
     }
   }

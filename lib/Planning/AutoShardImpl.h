@@ -71,6 +71,10 @@ private:
 
   // AutoShardCosts.cpp
   void buildProblem();
+  /// Operand `operand`'s layouts under `site`'s strategies, grouped: the
+  /// class of each strategy, and the layout of each class.
+  std::pair<std::vector<int>, std::vector<AxisDims>>
+  operandClasses(const Site &site, unsigned operand) const;
   double computeSeconds(const Site &site, const Strategy &s) const;
   double collectiveSeconds(const Site &site, const Strategy &s) const;
   double reshardSeconds(Value value, const AxisDims &from,
@@ -91,9 +95,6 @@ private:
   DenseMap<Operation *, int> siteOfOp;
   DenseSet<Value> needsGradient;
   DenseSet<int64_t> parameters; ///< argument indices
-  /// Per op site, per operand: its classes and the layout of each.
-  std::map<int, std::vector<std::vector<int>>> operandClass;
-  std::map<int, std::vector<std::vector<AxisDims>>> operandLayout;
   /// Returned values whose result is annotated: (result, pseudo node).
   std::vector<std::pair<int64_t, AxisDims>> fixedResults;
   std::map<std::string, double> reshardCache;

@@ -60,6 +60,18 @@ llvm::LogicalResult checkPlanBatch(mlir::ModuleOp module,
 /// code.
 int copyKernelLibraries(llvm::StringRef libraries, llvm::StringRef output);
 
+/// --pipeline "key=value ...": the stage assignment and the split.
+struct PipelineRequest {
+  std::string axis = "pp", schedule = "1f1b", stages = "auto";
+  int64_t microbatches = 1, virtualStages = 1;
+};
+llvm::Expected<PipelineRequest> parsePipeline(llvm::StringRef spec);
+
+/// --optimizer "NAME key=value ..." as --tessel-train-step options, in the
+/// spellings PyTorch users type too (Options.cpp); an unknown key is an
+/// error naming the nearest known one.
+llvm::Expected<std::string> optimizerOptions(llvm::StringRef spec);
+
 /// What `--plan auto` plans for.
 struct AutoPlanRequest {
   std::string input, func, optimizer, hardware;
