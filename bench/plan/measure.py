@@ -136,6 +136,7 @@ def calibrate(bin_, tmp):
     seed = {"name": "this CPU, %d thread ranks" % RANKS, "memory_gib": 6,
             "peak_tflops": {"f32": 1.0}, "matmul_efficiency": 1.0,
             "overlap": 0.0, "devices_per_node": RANKS,
+            "compute_units_per_node": len(os.sched_getaffinity(0)),
             "links": {"intra_node": {"bandwidth_gbytes_per_s": 1,
                                      "latency_us": 20},
                       "inter_node": {"bandwidth_gbytes_per_s": 1,

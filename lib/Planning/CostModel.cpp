@@ -182,6 +182,21 @@ double dataParallelTime(const ModelProfile &model, const DeviceLoad &load,
   }
 }
 
+/// The bubble where the devices of a node share fewer compute units: the
+/// busy work takes at least `busy` (every unit computing), and the
+/// pipeline's critical path (busy + bubble) runs `sharing` times faster
+/// than at the all-busy rate once idle ranks lend their units.
+double sharedBubble(const Plan &plan, const Hardware &hw, double busy,
+                    double bubble) {
+  if (hw.computeUnitsPerNode <= 0)
+    return bubble;
+  double ranks = double(std::min(hw.devicesPerNode, plan.devices()));
+  double sharing = ranks / double(hw.computeUnitsPerNode);
+  if (sharing <= 1)
+    return bubble;
+  return std::max(0.0, (busy + bubble) / sharing - busy);
+}
+
 } // namespace
 
 StepTime mlir::tessel::planning::estimateTime(const ModelProfile &model,
@@ -217,6 +232,7 @@ StepTime mlir::tessel::planning::estimateTime(const ModelProfile &model,
                    : plan.schedule == "zb-h1" ? 1.0 / 3
                                               : 1.0;
     t.bubble = double(plan.pp - 1) * perMicrobatch * share;
+    t.bubble = sharedBubble(plan, hw, t.compute + t.tp, t.bubble);
   }
   if (plan.ep > 1) {
     // Tokens to their experts and back, forward and backward: all-to-alls

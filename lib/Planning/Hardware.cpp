@@ -73,6 +73,8 @@ mlir::tessel::planning::parseHardware(const llvm::json::Value &value,
   hw.efficiency = r.number(*o, "matmul_efficiency", "");
   hw.overlap = r.number(*o, "overlap", "", 0.9);
   hw.devicesPerNode = int64_t(r.number(*o, "devices_per_node", ""));
+  hw.computeUnitsPerNode =
+      int64_t(r.number(*o, "compute_units_per_node", "", 0));
   if (const llvm::json::Object *peaks = r.object(*o, "peak_tflops"))
     for (auto &[type, v] : *peaks)
       if (auto tflops = v.getAsNumber())
@@ -85,10 +87,12 @@ mlir::tessel::planning::parseHardware(const llvm::json::Value &value,
     r.error = (source + ": peak_tflops names no compute type").str();
   if (r.error.empty() &&
       (hw.memoryBytes <= 0 || hw.efficiency <= 0 || hw.efficiency > 1 ||
-       hw.devicesPerNode < 1 || hw.intraNode.bandwidth <= 0 ||
+       hw.devicesPerNode < 1 || hw.computeUnitsPerNode < 0 ||
+       hw.intraNode.bandwidth <= 0 ||
        hw.interNode.bandwidth <= 0))
     r.error = (source + ": memory, matmul_efficiency (0-1], devices_per_node "
-                        "and the links' bandwidths must be positive")
+                        "and the links' bandwidths must be positive, "
+                        "compute_units_per_node not negative")
                   .str();
   if (!r.error.empty())
     return llvm::createStringError(r.error);

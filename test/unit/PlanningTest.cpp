@@ -137,6 +137,23 @@ TEST(Planning, PipelineBubbleAndActivationsFollowTheSchedules) {
   DeviceLoad load = analyticLoad(m, p);
   StepTime t = estimateTime(m, load, p, hw);
   EXPECT_NEAR(t.bubble / t.total(), 3.0 / 11, 1e-12);
+
+  // Four devices on two shared units: the critical path (busy + bubble =
+  // 11/8 of busy) runs twice as fast, so the step is the busy time alone;
+  // with 4 microbatches (busy + bubble = 7/4) likewise; with 2 (5/2 of
+  // busy) the bubble is 5/4 - 1 = 1/4 of the busy time.
+  hw.devicesPerNode = 4;
+  hw.computeUnitsPerNode = 2;
+  for (auto [microbatches, bubble] :
+       {std::pair{8, 0.0}, std::pair{4, 0.0}, std::pair{2, 0.25}}) {
+    p.microbatches = microbatches;
+    StepTime shared = estimateTime(m, analyticLoad(m, p), p, hw);
+    EXPECT_NEAR(shared.bubble / shared.compute, bubble, 1e-12)
+        << microbatches;
+  }
+  hw.computeUnitsPerNode = 4; // a unit each: the bubble of separate devices
+  StepTime separate = estimateTime(m, analyticLoad(m, p), p, hw);
+  EXPECT_NEAR(separate.bubble / separate.compute, 3.0 / 2, 1e-12);
 }
 
 TEST(Planning, EnumeratedPlansUseEveryDeviceAndDivideTheBatch) {
@@ -210,6 +227,17 @@ TEST(Planning, HardwareDescriptionsNameWhatIsMissing) {
   EXPECT_EQ(llvm::toString(bad.takeError()),
             "bad.json: links.inter_node.bandwidth_gbytes_per_s: a number is "
             "required");
+  llvm::Expected<Hardware> negative = parseHardware(
+      *llvm::json::parse(R"({"memory_gib": 8, "peak_tflops": {"f32": 1},
+        "matmul_efficiency": 1, "devices_per_node": 4,
+        "compute_units_per_node": -2, "links": {
+          "intra_node": {"bandwidth_gbytes_per_s": 1, "latency_us": 5},
+          "inter_node": {"bandwidth_gbytes_per_s": 1, "latency_us": 5}}})"),
+      "cpu.json");
+  ASSERT_FALSE(bool(negative));
+  EXPECT_NE(llvm::toString(negative.takeError())
+                .find("compute_units_per_node not negative"),
+            std::string::npos);
 }
 
 } // namespace

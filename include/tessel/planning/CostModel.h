@@ -45,6 +45,11 @@ struct Hardware {
   /// it may run beside.
   double overlap = 0.9;
   int64_t devicesPerNode = 8;
+  /// Compute units the devices of a node share, or 0 when each device has
+  /// its own (GPUs). A CPU running more ranks than it has cores: the peak
+  /// is then a rank's rate while every rank of the node computes, and a
+  /// rank idle in a pipeline bubble lends its core to the others.
+  int64_t computeUnitsPerNode = 0;
   Link intraNode, interNode;
 
   /// The peak for `computeType`; the largest for an unknown type.
