@@ -239,8 +239,9 @@ LogicalResult AutoSharder::constrain(Site &site, int64_t result,
   if (site.strategies.empty())
     return emitError(loc) << "no strategy of " << site.label
                           << " gives it the annotated sharding " << sharding
-                          << "; hint: its sharding rule or the sizes do not "
-                             "allow that split";
+                          << "; hint: auto-shard places even splits only, "
+                             "and its sharding rule and sizes must allow "
+                             "that one";
   return success();
 }
 
@@ -370,7 +371,18 @@ void AutoSharder::write(const std::vector<int> &choice) {
                                    : ArrayAttr::get(func.getContext(),
                                                     perResult));
   }
+  // An annotated result gets its layout where the value returned has
+  // another (the objective counted that reshard); the others are what the
+  // value has.
   Operation *ret = func.getBody().front().getTerminator();
+  for (auto &[result, dims] : fixedResults) {
+    OpOperand &operand = ret->getOpOperand(unsigned(result));
+    if (layoutOf(operand.get()) == dims)
+      continue;
+    OpBuilder b(ret);
+    operand.set(ShardingConstraintOp::create(b, ret->getLoc(), operand.get(),
+                                             shardingOf(dims)));
+  }
   for (OpOperand &operand : ret->getOpOperands())
     if (!func.getResultAttr(operand.getOperandNumber(), attrName))
       func.setResultAttr(operand.getOperandNumber(), attrName,

@@ -7,7 +7,9 @@ by tessel-interp, one thread per device) equals the unpartitioned one.
     dp=4, tp=3 uneven; gpt and llama with vocabulary 50257 on dp=2 x tp=4).
   --random N --seed S: N random programs (random meshes of 1-4 axes, random
     shapes including non-divisible ones, random annotations; the generator of
-    test/passes/check_propagation.py).
+    test/passes/check_propagation.py); with --auto-shard, their shardings
+    chosen by --tessel-auto-shard first (annotations kept as constraints or
+    stripped, sometimes under a memory limit).
   --moe: as --models, for a Mixtral-shaped experts model on ep=2, ep=4,
     dp=2 x ep=2, ep on the dp devices (dp=4) and ep=2 x tp=2.
   --reshards N --seed S: N random reshards (an argument laid out one way
@@ -58,6 +60,12 @@ TRAIN_MESHES = MESHES + [("dp=4", "zero1"), ("dp=2,tp=2", "dp-tp-zero1"),
                          ("dp=4", "zero2"), ("dp=2,tp=2", "dp-tp-zero2")]
 
 
+# What --tessel-auto-shard declines with a located diagnostic.
+AUTO_SHARD_REFUSAL = re.compile(
+    r":\d+:\d+: error: .*(whole mesh axes|gives it the annotated|"
+    r"no sharding rule|per device\); hint|fits the axes)")
+
+
 def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
@@ -65,7 +73,7 @@ def run(cmd, **kw):
 class Checker:
     def __init__(self, opts):
         self.o = opts
-        self.passed = self.failed = 0
+        self.passed = self.failed = self.refused = 0
         self.tmp = tempfile.mkdtemp(prefix="tessel-partition-")
         self.passes = ["--tessel-partition"]
         if opts.optimize:
@@ -180,12 +188,31 @@ class Checker:
             base = os.path.join(self.tmp, "random-%d-%d" % (seed, i))
             with open(base + ".mlir", "w") as f:
                 f.write(text)
-            r = run([self.tool("tessel-opt"), base + ".mlir",
-                     "--tessel-propagate", "-o", base + ".prop.mlir"])
+            plan = self.auto_shard_passes(rng) if self.o.auto_shard else []
+            r = run([self.tool("tessel-opt"), base + ".mlir"] + plan +
+                    ["--tessel-propagate", "-o", base + ".prop.mlir"])
+            if plan and r.returncode == 1 and AUTO_SHARD_REFUSAL.search(
+                    r.stderr):
+                # A diagnostic of what auto-shard does not take (sub-axes,
+                # calls, a limit nothing fits): refused, not wrong.
+                self.refused += 1
+                print("refused random %d/%d: %s" % (
+                    seed, i, AUTO_SHARD_REFUSAL.search(r.stderr).group(0)))
+                continue
             if r.returncode:
                 self.fail("random %d/%d" % (seed, i), r.stderr[-800:])
                 continue
             self.case("random %d/%d" % (seed, i), base + ".prop.mlir", i)
+
+    def auto_shard_passes(self, rng):
+        """--tessel-auto-shard on the program's mesh: half the time with
+        its annotations as constraints, half with them stripped; a quarter
+        of the time under a memory limit (1-64 KiB per device)."""
+        opts = "func=f training=false"
+        if rng.random() < 0.25:
+            opts += " memory=%dKiB" % rng.choice([1, 2, 4, 16, 64])
+        strip = ["--tessel-strip-shardings"] if rng.random() < 0.5 else []
+        return strip + ["--tessel-auto-shard=" + opts]
 
     def reshards(self, n, seed):
         """N random reshards: an argument laid out one way returned laid out
@@ -290,6 +317,9 @@ def main():
     p.add_argument("--atol", default="", help="override the tolerance")
     p.add_argument("--optimize", action="store_true",
                    help="also run --tessel-optimize-collectives")
+    p.add_argument("--auto-shard", action="store_true",
+                   help="with --random: choose the shardings by "
+                        "--tessel-auto-shard first")
     o = p.parse_args()
     c = Checker(o)
     if o.models or o.moe:
@@ -300,7 +330,8 @@ def main():
         c.random(o.random, o.seed)
     if o.reshards:
         c.reshards(o.reshards, o.seed)
-    print("%d passed, %d failed" % (c.passed, c.failed))
+    refused = (", %d refused by auto-shard" % c.refused) if c.refused else ""
+    print("%d passed, %d failed%s" % (c.passed, c.failed, refused))
     return 1 if c.failed else 0
 
 
