@@ -2,6 +2,8 @@
 
 #include "tessel/autodiff/Autodiff.h"
 #include "tessel/passes/Passes.h"
+#include "tessel/planning/ProgramCosts.h"
+#include "tessel/program/Program.h"
 
 #define DEBUG_TYPE "tessel-train-step"
 
@@ -15,7 +17,7 @@ using namespace mlir::tessel;
 
 namespace {
 struct TesselTrainStepPass
-    : tessel::impl::TesselTrainStepPassBase<TesselTrainStepPass> {
+    : mlir::tessel::impl::TesselTrainStepPassBase<TesselTrainStepPass> {
   using TesselTrainStepPassBase::TesselTrainStepPassBase;
 
   void runOnOperation() override {
@@ -74,8 +76,14 @@ struct TesselTrainStepPass
                           << "'; expected bf16, f16 or f32";
       return signalPassFailure();
     }
+    // The model's FLOPs per step for the runtime's MFU, PaLM's convention:
+    // the backward is twice the forward; recomputation does not count.
+    double modelFlops = 3 * planning::matmulFlops(forward);
     if (failed(buildTrainStep(forward, stepName, o)))
-      signalPassFailure();
+      return signalPassFailure();
+    module->setAttr(::tessel::program::kModelFlopsAttrName,
+                    FloatAttr::get(Float64Type::get(&getContext()),
+                                   modelFlops));
   }
 };
 } // namespace

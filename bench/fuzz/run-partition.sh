@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Differential fuzzing of --tessel-partition (and --tessel-optimize-
 # collectives) over many random programs, then N random reshards (one
-# value moved between two random layouts); the suite runs 2 x 40 and 150.
+# value moved between two random layouts), then N random programs laid out
+# by --tessel-auto-shard; the suite runs 2 x 40, 150 and 40.
 # Usage: bench/fuzz/run-partition.sh [N] [SEEDS...]
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -24,5 +25,7 @@ for seed in "${SEEDS[@]}"; do
     --random "$N" --seed "$seed" --optimize | tail -1 || status=1
   python3 "$ROOT/test/partition/check_partition.py" --bin "$ROOT/build/bin" \
     --reshards "$N" --seed "$seed" | tail -1 || status=1
+  python3 "$ROOT/test/partition/check_partition.py" --bin "$ROOT/build/bin" \
+    --random "$N" --seed "$seed" --auto-shard | tail -1 || status=1
 done
 exit $status

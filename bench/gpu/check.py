@@ -267,6 +267,13 @@ def gpt350m(p):
         flops = (6 * params + 12 * L * H * S) * tokens
         res.update(ms_per_step=ms, tokens_per_s=round(tokens),
                    mfu_vs_989_tflops=round(flops / 989e12, 4))
+    # The executable's own MFU (its model FLOPs over the GPU's dense peak
+    # from Tessel's table, docs/running.md), beside the estimate above.
+    m = re.search(r"model FLOPs utilization ([0-9.]+)% of ([0-9.]+) TFLOP/s",
+                  text)
+    if m:
+        res.update(mfu_reported=float(m.group(1)) / 100,
+                   peak_tflops_reported=float(m.group(2)))
     return res
 
 

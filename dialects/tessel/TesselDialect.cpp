@@ -9,6 +9,7 @@
 #include "mlir/Transforms/InliningUtils.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "tessel/support/Random.h"
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::tessel;
@@ -273,6 +274,16 @@ LogicalResult TesselDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' must be \"forward\", \"recompute\", "
              << "\"backward_input\", \"backward_weight\" or \"optimizer\", "
              << "got " << attr.getValue();
+    return success();
+  }
+  // Set by --tessel-train-step (tessel/program/Program.h).
+  if (name == ::tessel::program::kModelFlopsAttrName) {
+    auto flops = dyn_cast<FloatAttr>(attr.getValue());
+    if (!flops || !isa<ModuleOp>(op) || !(flops.getValueAsDouble() >= 0) ||
+        std::isinf(flops.getValueAsDouble()))
+      return op->emitOpError()
+             << "'" << name << "' is a module's model FLOPs per step: a "
+             << "finite float, not negative";
     return success();
   }
   // Set by --tessel-pipeline-split (tessel/pipeline/Pipeline.h).

@@ -127,6 +127,9 @@ struct ExportEntryPass
     if (failed(program))
       return signalPassFailure();
     program->target = selected->described;
+    if (auto flops = module->getAttrOfType<FloatAttr>(
+            tp::kModelFlopsAttrName))
+      program->modelFlopsPerStep = flops.getValueAsDouble();
     for (auto [list, kind] : {std::pair{eval.getValue(), "eval"},
                               std::pair{init.getValue(), "init"}})
       for (StringRef name : llvm::split(list, ','))

@@ -280,6 +280,8 @@ llvm::Expected<Program> program::parseProgram(llvm::StringRef json) {
   }
   if (const llvm::json::Object *target = root->getObject("target"))
     parseTarget(*target, p.target);
+  if (auto flops = root->getNumber("model_flops_per_step"))
+    p.modelFlopsPerStep = *flops;
   if (llvm::Error err = validateProgram(p))
     return std::move(err);
   return p;
@@ -321,6 +323,8 @@ std::string program::printProgram(const Program &p) {
                            {"cpu", p.target.cpu},
                            {"requested", p.target.requested},
                            {"features", strings(p.target.features)}};
+  if (p.modelFlopsPerStep > 0)
+    root["model_flops_per_step"] = p.modelFlopsPerStep;
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::json::Value(std::move(root));

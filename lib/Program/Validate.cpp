@@ -7,6 +7,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 using namespace tessel;
@@ -294,6 +295,8 @@ llvm::Error program::validateProgram(const Program &p) {
   if (p.version != kProgramVersion)
     return fail("version " + llvm::Twine(p.version) + ", expected " +
                 llvm::Twine(kProgramVersion));
+  if (!(p.modelFlopsPerStep >= 0) || std::isinf(p.modelFlopsPerStep))
+    return fail("model_flops_per_step must be a finite number, not negative");
   llvm::StringSet<> names;
   for (const MeshInfo &m : p.meshes) {
     if (!names.insert(m.name).second)

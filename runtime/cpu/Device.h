@@ -67,6 +67,10 @@ std::string runCustomKernel(const std::string &name,
 
 /// The device, for the run's header ("cpu", "NVIDIA H200 (sm_90)").
 std::string deviceDescription();
+/// The dense matmul peak (FLOP/s) of this rank's device for matmuls of 16-bit
+/// inputs (`half`) or f32 ones, for the model FLOPs utilization; 0 where it
+/// is not known (CPUs: --peak-tflops gives it).
+double devicePeakFlops(bool half);
 
 } // namespace tessel::rt
 

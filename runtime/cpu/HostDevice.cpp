@@ -46,6 +46,8 @@ void tessel::rt::freeDeviceMemory(void *p) { std::free(p); }
 
 std::string tessel::rt::deviceDescription() { return ""; }
 
+double tessel::rt::devicePeakFlops(bool) { return 0; }
+
 std::string tessel::rt::runCustomKernel(const std::string &name,
                                         const std::vector<TesselBuffer> &buffers,
                                         int32_t numInputs,

@@ -120,6 +120,12 @@ llvm::cl::opt<std::string>
                              "steps, matmuls and collectives (under MPI, one "
                              "file per rank: NAME.rankN.json)"),
               llvm::cl::cat(category));
+llvm::cl::opt<double> peakTflops(
+    "peak-tflops",
+    llvm::cl::desc("Each rank's matmul peak in TFLOP/s, for the model FLOPs "
+                   "utilization (MFU) in the progress lines (default: the "
+                   "GPU's dense peak where Tessel knows it; none on CPUs)"),
+    llvm::cl::init(0), llvm::cl::cat(category));
 llvm::cl::opt<int64_t> printEvery("print-every",
                                   llvm::cl::desc("Print progress every N "
                                                  "steps"),
@@ -213,6 +219,8 @@ std::string checkFlags() {
         atLeast("threads", threadsOpt, 0)})
     if (!why.empty())
       return why;
+  if (!(peakTflops >= 0))
+    return "--peak-tflops must not be negative";
   if (batchSize < 0) // 0: the compiled batch
     return "--batch-size must be positive, not " + std::to_string(batchSize);
   if (tokenType != "uint16" && tokenType != "uint32")
@@ -224,6 +232,7 @@ Options options() {
   Options o;
   o.steps = steps;
   o.printEvery = printEvery;
+  o.peakTflops = peakTflops;
   o.saveEvery = saveEvery;
   o.evalEvery = evalEvery;
   o.timeout = timeoutSeconds;

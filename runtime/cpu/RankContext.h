@@ -42,6 +42,7 @@ struct RankContext {
   double commSeconds = 0, gemmSeconds = 0;
   /// Floating-point operations of the matmuls run so far (2*m*n*k each).
   double gemmFlops = 0;
+  double halfGemmFlops = 0; ///< of gemmFlops, matmuls of 16-bit inputs
   /// With --trace: the events of this rank, microseconds from `origin`.
   bool tracing = false;
   std::chrono::steady_clock::time_point origin;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Device.h"
+#include "Progress.h"
 #include "Run.h"
 #include "tessel/runtime/Checkpoint.h"
 #include "tessel/support/Random.h"
@@ -18,6 +19,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <set>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -59,12 +61,6 @@ int64_t localRankOf(const Communicator &comm) {
       return std::atoi(v);
   return 0;
 }
-
-/// Time spent in the steps after the first (which warms caches and pages).
-struct Stats {
-  double seconds = 0, flops = 0, gemm = 0, comm = 0;
-  int64_t steps = 0;
-};
 
 /// An evaluation entry beside this rank's step: its own buffers, and the
 /// step's argument it reads instead, where it has one.
@@ -254,14 +250,6 @@ double optimizerStep(Rank &rank, int64_t k) {
 /// the loss report (kReportTag) and evaluations' losses (kReportTag + 1).
 constexpr int64_t kReportTag = 32000;
 
-/// Appends `o` as one line of the --metrics file, if any.
-void writeMetrics(Run &run, llvm::json::Object o) {
-  if (!run.metrics)
-    return;
-  *run.metrics << llvm::json::Value(std::move(o)) << "\n";
-  run.metrics->flush();
-}
-
 /// One call of evaluation `ev` on its batch `n` (of --eval-data, or of
 /// --data from the batch step `stepsDone` takes); returns its loss.
 double evalBatch(Rank &rank, Eval &ev, int64_t stepsDone, int64_t n) {
@@ -418,12 +406,6 @@ void gatherResults(Rank &rank, Fn local) {
   comm.waitAll(sends);
 }
 
-/// What rank 0 reports for a step: the loss, the gradient norm and every
-/// metric result's elements, in order.
-struct Report {
-  std::vector<double> values; // loss, grad_norm, metrics...
-};
-
 /// Rank 0 gets the loss, gradient norm and metrics of step k from the first
 /// rank of the entry that computes them (a pipeline's last stage).
 Report reportedValues(Rank &rank, double loss) {
@@ -451,96 +433,6 @@ Report reportedValues(Rank &rank, double loss) {
     rank.comm.recv(report.values.data(), bytes, source, kReportTag,
                    rank.comm.world());
   return report;
-}
-
-void printHeader(const Run &run, const Communicator &comm) {
-  for (const EntryRun &e : run.entries) {
-    const MeshShape &mesh = e.mesh->shape;
-    llvm::outs() << "tessel: @" << e.entry->name << " on "
-                 << (run.entries.size() == 1 ? comm.size()
-                                             : mesh.numDevices())
-                 << (mesh.numDevices() == 1 ? " rank" : " ranks") << " ("
-                 << comm.backend() << "), mesh";
-    for (auto [axis, size] : llvm::zip(mesh.axisNames, mesh.axisSizes))
-      llvm::outs() << " " << axis << "=" << size;
-    if (mesh.axisNames.empty())
-      llvm::outs() << " none (one device)";
-    if (std::string device = deviceDescription(); !device.empty())
-      llvm::outs() << ", on " << device;
-    llvm::outs() << "\n";
-    llvm::outs().flush();
-    if (!e.mesh->devices.empty()) {
-      llvm::outs() << "tessel: mesh positions 0.." << mesh.numDevices() - 1
-                   << " run on ranks";
-      for (int64_t r : e.mesh->devices)
-        llvm::outs() << " " << r;
-      llvm::outs() << "\n";
-    }
-  }
-}
-
-/// Prints the metrics of `report` (after loss and grad_norm): scalars as
-/// `, name value`, tensors as `, name [v0 v1 ...]`.
-void printMetrics(const EntryRun &reporter, const Report &report,
-                  llvm::json::Object &metrics) {
-  size_t at = 2;
-  for (unsigned r : reporter.roles.metrics) {
-    const TensorInfo &info = reporter.entry->results[r];
-    int64_t n = numElements(info.shape);
-    llvm::outs() << ", " << info.name << " ";
-    if (info.shape.empty()) {
-      llvm::outs() << llvm::format("%.6g", report.values[at]);
-      metrics[info.name] = report.values[at++];
-      continue;
-    }
-    llvm::json::Array values;
-    llvm::outs() << "[";
-    for (int64_t k = 0; k < n; ++k, ++at) {
-      llvm::outs() << (k ? " " : "") << llvm::format("%.4g", report.values[at]);
-      values.push_back(report.values[at]);
-    }
-    llvm::outs() << "]";
-    metrics[info.name] = std::move(values);
-  }
-}
-
-void printProgress(Run &run, int64_t k, const Report &report, double ms) {
-  llvm::json::Object metrics{{"step", k}, {"ms_per_step", ms}};
-  llvm::outs() << "step " << k;
-  // The loss of the whole (accumulated) batch: the micro-steps' mean.
-  const EntryRun *reporter = run.reporter();
-  if (reporter && reporter->roles.loss) {
-    llvm::outs() << llvm::format(": loss %.6f", report.values[0]);
-    metrics["loss"] = report.values[0];
-  }
-  if (reporter && reporter->roles.gradNorm) {
-    llvm::outs() << llvm::format(", grad_norm %.6f", report.values[1]);
-    metrics["grad_norm"] = report.values[1];
-  }
-  if (reporter)
-    printMetrics(*reporter, report, metrics);
-  llvm::outs() << llvm::format(", %.1f ms/step", ms);
-  if (run.tokensPerStep) {
-    llvm::outs() << llvm::format(", %.0f tokens/s",
-                                 run.tokensPerStep * 1000.0 / ms);
-    metrics["tokens_per_s"] = run.tokensPerStep * 1000.0 / ms;
-  }
-  llvm::outs() << "\n";
-  llvm::outs().flush();
-  writeMetrics(run, std::move(metrics));
-}
-
-void printSummary(const Stats &stats) {
-  // Rank 0's view; in SPMD programs every rank does the same work.
-  double ms = 1000 * stats.seconds / stats.steps;
-  llvm::outs() << llvm::format(
-      "summary: %.2f ms/step over %lld steps after the first; matmuls "
-      "%.3f GFLOP/step per rank, %.2f GFLOP/s per rank; time in matmuls "
-      "%.0f%%, in collectives %.0f%%; peak buffers %.3f MiB on rank 0\n",
-      ms, (long long)stats.steps, stats.flops / stats.steps / 1e9,
-      stats.flops / stats.seconds / 1e9, 100 * stats.gemm / stats.seconds,
-      100 * stats.comm / stats.seconds, peakBufferBytes() / 1048576.0);
-  llvm::outs().flush();
 }
 
 /// NAME.json -> NAME.rankN.json (one trace file per MPI process).
@@ -594,8 +486,14 @@ void stepLoop(Rank &rank) {
       double ms = 1000.0 * seconds / std::max<int64_t>(k + 1 - printed, 1);
       printed = k + 1;
       last = now;
-      if (rank.comm.rank() == 0)
+      if (rank.comm.rank() == 0) {
+        if (run.peakFlops < 0)
+          run.peakFlops = o.peakTflops > 0
+                              ? o.peakTflops * 1e12
+                              : devicePeakFlops(2 * ctx.halfGemmFlops >
+                                                ctx.gemmFlops);
         printProgress(run, k, report, ms);
+      }
     }
     // The step's results that feed arguments are now in `args`.
     const program::Bindings &roles = rank.entry.roles;
@@ -619,7 +517,7 @@ void stepLoop(Rank &rank) {
     rank.comm.setWaitLimit(limit);
   }
   if (rank.comm.rank() == 0 && stats.steps > 0)
-    printSummary(stats);
+    printSummary(run, stats);
 }
 
 /// Every communicator group of the program, made by all ranks together

@@ -38,6 +38,9 @@ struct Options {
   int64_t timeout = 30, ckptTimeout = 1800;
   uint64_t seed = 0;
   double lr = 0;
+  /// --peak-tflops: each rank's matmul peak, TFLOP/s, for the model FLOPs
+  /// utilization (0: the device's, where known).
+  double peakTflops = 0;
   bool resume = false, allowMissing = false;
   std::string dataFile, evalDataFile, tokenType = "uint16", initFrom,
       saveFile, ckptDir, metricsFile,
@@ -94,6 +97,9 @@ struct Run {
   /// --eval-data: held-out batches for the evaluations (else `tokens`).
   std::optional<TokenFile> evalTokens;
   int64_t vocab = 0, tokensPerStep = 0;
+  /// A rank's matmul peak (FLOP/s) for the model FLOPs utilization: set by
+  /// rank 0 at its first report (0: unknown; -1: not yet).
+  double peakFlops = -1;
   int64_t firstStep = 0;
   std::chrono::steady_clock::time_point origin =
       std::chrono::steady_clock::now();

@@ -187,6 +187,8 @@ void gemm(cudaDataType_t type, cublasComputeType_t compute,
   Timer t(currentRank().gemmSeconds, "compute",
           [&] { return gemmName(batch, m, n, k) + suffix; });
   currentRank().gemmFlops += 2.0 * batch * m * n * k;
+  if (type == CUDA_R_16BF || type == CUDA_R_16F)
+    currentRank().halfGemmFlops += 2.0 * batch * m * n * k;
   if (batch == 0 || m == 0 || n == 0)
     return;
   const Plan &p =

@@ -13,10 +13,12 @@
 #include "../cpu/Device.h"
 #include "CudaCheck.h"
 
+#include "tessel/runtime/PeakFlops.h"
 #include "tessel/support/CustomCalls.h"
 
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
 #include <string>
 
 using namespace tessel::rt;
@@ -74,6 +76,19 @@ std::string tessel::rt::deviceDescription() {
     return "GPU";
   return std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
          std::to_string(prop.minor) + ")";
+}
+
+double tessel::rt::devicePeakFlops(bool half) {
+  int device = 0;
+  cudaDeviceProp prop;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+    return 0;
+  const char *tf32 = std::getenv("TESSEL_ALLOW_TF32"); // CublasGemm.cpp
+  MatmulPrecision p = half                     ? MatmulPrecision::Half
+                      : tf32 && tf32[0] == '1' ? MatmulPrecision::TF32
+                                               : MatmulPrecision::F32;
+  return gpuPeakFlops(prop.name, p);
 }
 
 /// The kernel's GPU entry on this rank's stream (the one compiled kernels

@@ -3,6 +3,7 @@
 #include "CommScenarios.h"
 #include "tessel/runtime/Checkpoint.h"
 #include "tessel/runtime/Communicator.h"
+#include "tessel/runtime/PeakFlops.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -35,6 +36,23 @@ std::vector<std::string> onThreads(scenarios::Scenario scenario) {
   if (rc)
     failures.push_back("runThreadRanks returned " + std::to_string(rc));
   return failures;
+}
+
+TEST(PeakFlops, NamesAsTheDriverReportsThem) {
+  using tessel::rt::gpuPeakFlops;
+  using P = tessel::rt::MatmulPrecision;
+  EXPECT_DOUBLE_EQ(gpuPeakFlops("NVIDIA H100 80GB HBM3", P::Half), 989.4e12);
+  EXPECT_DOUBLE_EQ(gpuPeakFlops("NVIDIA H100 80GB HBM3", P::TF32), 494.7e12);
+  EXPECT_DOUBLE_EQ(gpuPeakFlops("NVIDIA H100 PCIe", P::Half), 756.5e12);
+  EXPECT_DOUBLE_EQ(gpuPeakFlops("NVIDIA H100 NVL", P::F32), 60e12);
+  EXPECT_DOUBLE_EQ(gpuPeakFlops("NVIDIA H200", P::Half), 989.4e12);
+  EXPECT_DOUBLE_EQ(gpuPeakFlops("NVIDIA GH200 480GB", P::Half), 989.4e12);
+  EXPECT_DOUBLE_EQ(gpuPeakFlops("NVIDIA A100-SXM4-80GB", P::TF32), 156e12);
+  EXPECT_DOUBLE_EQ(gpuPeakFlops("NVIDIA A100 80GB PCIe", P::F32), 19.5e12);
+  EXPECT_DOUBLE_EQ(gpuPeakFlops("NVIDIA L40S", P::Half), 362.1e12);
+  EXPECT_DOUBLE_EQ(gpuPeakFlops("NVIDIA L40", P::Half), 181e12);
+  EXPECT_DOUBLE_EQ(gpuPeakFlops("NVIDIA L4", P::Half), 121e12);
+  EXPECT_EQ(gpuPeakFlops("Tesla T4", P::Half), 0);
 }
 
 TEST(ThreadCommunicator, Scenarios) {

@@ -56,6 +56,10 @@ constexpr int64_t kProgramVersion = 3;
 /// {function, symbol, buffers} dictionaries).
 constexpr llvm::StringLiteral kProgramAttrName = "tessel.program";
 constexpr llvm::StringLiteral kEntryAttrName = "tessel.entries";
+/// The model's matmul FLOPs per call of the training step (an f64 on the
+/// module), which --tessel-train-step sets and the description carries as
+/// `model_flops_per_step`.
+constexpr llvm::StringLiteral kModelFlopsAttrName = "tessel.model_flops";
 /// The module's communicator groups (an array of {mesh, axes}
 /// dictionaries) and, on each communicating op, its index in that list
 /// (tessel/lowering/CommGroups.h).
@@ -155,6 +159,10 @@ struct Program {
   std::vector<CommGroup> groups;
   std::vector<Entry> entries;
   rt::CpuTarget target; ///< empty for programs described before compilation
+  /// Matmul FLOPs of the whole model per call of its step (all ranks, one
+  /// batch, recomputation not counted: 3 x the forward's, PaLM's
+  /// convention), for the runtime's model FLOPs utilization; 0: unknown.
+  double modelFlopsPerStep = 0;
 
   const MeshInfo *findMesh(llvm::StringRef name) const;
   /// The ranks a run needs: one more than the highest any entry runs on.

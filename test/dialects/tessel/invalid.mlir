@@ -1038,3 +1038,9 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = tessel.neg %x {tessel.full_precision = 1} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// expected-error@+1 {{'tessel.model_flops' is a module's model FLOPs per step: a finite float, not negative}}
+module attributes {tessel.model_flops = -1.0 : f64} {
+}
