@@ -127,9 +127,12 @@ struct ExportEntryPass
     if (failed(program))
       return signalPassFailure();
     program->target = selected->described;
+    // Moved into the description, which carries it from here on.
     if (auto flops = module->getAttrOfType<FloatAttr>(
-            tp::kModelFlopsAttrName))
+            tp::kModelFlopsAttrName)) {
       program->modelFlopsPerStep = flops.getValueAsDouble();
+      module->removeAttr(tp::kModelFlopsAttrName);
+    }
     for (auto [list, kind] : {std::pair{eval.getValue(), "eval"},
                               std::pair{init.getValue(), "init"}})
       for (StringRef name : llvm::split(list, ','))
