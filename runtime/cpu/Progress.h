@@ -34,7 +34,7 @@ void writeMetrics(Run &run, llvm::json::Object o);
 /// The meshes and ranks of each entry, and the device.
 void printHeader(const Run &run, const Communicator &comm);
 /// The model FLOPs utilization of steps of `ms` milliseconds: the model's
-/// matmul FLOPs per step (tessel-compile's count, recomputation excluded)
+/// matmul FLOPs per step (--tessel-train-step's count, no recomputation)
 /// over what every rank's peak allows; 0 where either is unknown.
 double modelFlopsUtilization(const Run &run, double ms);
 /// Step k's line (and --metrics record), from rank 0.
