@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 using namespace mlir::tessel::planning;
 
@@ -43,6 +44,12 @@ double parametersOn(const ModelProfile &model, const DeviceLoad &load,
 /// The devices ZeRO shards over: the data-parallel ones that hold the same
 /// experts (the mesh's dp axis).
 double zeroGroup(const Plan &plan) { return double(plan.dp / plan.ep); }
+
+/// Microbatches without a pipeline are accumulated: each one is a call of
+/// the whole step.
+bool accumulates(const Plan &plan) {
+  return plan.pp == 1 && plan.microbatches > 1;
+}
 
 } // namespace
 
@@ -101,6 +108,13 @@ DeviceLoad mlir::tessel::planning::analyticLoad(const ModelProfile &model,
   l.forwardFlopsPerSample =
       model.forwardFlopsPerSample /
       std::max(1.0, model.trainFlopsPerSample) * l.flopsPerSample;
+  l.balance = model.trainFlopsPerSample / (p * t) /
+              std::max(1.0, l.flopsPerSample);
+  // Norms, residual adds and dropout run on the whole hidden state on every
+  // tp device unless sequence parallelism splits them too (as activations).
+  l.trafficBytesPerSample = tpShare(model.trafficBytesPerSample / p);
+  l.forwardTrafficBytesPerSample =
+      tpShare(model.forwardTrafficBytesPerSample / p);
   return l;
 }
 
@@ -158,18 +172,23 @@ double dataParallelTime(const ModelProfile &model, const DeviceLoad &load,
   const Link &link =
       plan.tp * plan.dp <= perNode ? hw.intraNode : hw.interNode;
   double d = double(plan.dp), frac = (d - 1) / d, m = double(plan.microbatches);
+  // Accumulating micro-steps (no pipeline) reduce their gradients each, as
+  // Tessel compiles them (docs/autodiff.md); a pipeline once per step.
+  double reductions = accumulates(plan) ? m : 1;
   double psi = parametersOn(model, load, plan);
   double w = psi * model.perParameter.weights;
   double g = psi * model.perParameter.gradients;
   double buckets = std::max(1.0, load.layers);
   double backward = compute * kBackwardShare;
   switch (plan.zero) {
-  case 0: // one all-reduce of the gradients, beside the last backward
-    return std::max(0.0, transfer(link, 2 * frac * g, buckets) -
-                             hw.overlap * backward / m);
-  case 1: // reduce-scatter beside the last backward; weights gathered after
-    return std::max(0.0, transfer(link, frac * g, buckets) -
-                             hw.overlap * backward / m) +
+  case 0: // an all-reduce of the gradients beside the (last) backward
+    return std::max(0.0, transfer(link, reductions * 2 * frac * g,
+                                  reductions * buckets) -
+                             hw.overlap * backward * reductions / m);
+  case 1: // the same; the updated weights gathered after
+    return std::max(0.0, transfer(link, reductions * 2 * frac * g,
+                                  reductions * buckets) -
+                             hw.overlap * backward * reductions / m) +
            transfer(link, frac * w, buckets);
   case 2: // a reduce-scatter per microbatch, beside every backward
     return std::max(0.0, transfer(link, m * frac * g, m * buckets) -
@@ -182,19 +201,120 @@ double dataParallelTime(const ModelProfile &model, const DeviceLoad &load,
   }
 }
 
-/// The bubble where the devices of a node share fewer compute units: the
-/// busy work takes at least `busy` (every unit computing), and the
-/// pipeline's critical path (busy + bubble) runs `sharing` times faster
-/// than at the all-busy rate once idle ranks lend their units.
+/// Seconds of the memory-bound ops: the step's non-matmul traffic (the
+/// forward's again where layers are recomputed) and the optimizer update,
+/// which accumulating micro-steps each compute (and discard but the last's).
+double memoryBoundTime(const ModelProfile &model, const DeviceLoad &load,
+                       const Plan &plan, const Hardware &hw) {
+  if (hw.memoryBandwidth <= 0)
+    return 0;
+  double samples = double(plan.microBatchSize * plan.microbatches);
+  double bytes = load.trafficBytesPerSample * samples;
+  if (plan.recompute == "layers")
+    bytes += load.forwardTrafficBytesPerSample * samples;
+  double update = parametersOn(model, load, plan) *
+                  model.updateTrafficPerParameter /
+                  (plan.zero >= 1 ? zeroGroup(plan) : 1);
+  bytes += update * (accumulates(plan) ? double(plan.microbatches) : 1);
+  return bytes / hw.memoryBandwidth;
+}
+
+/// Where the devices of a node share fewer compute units than they are,
+/// a device waiting for a busier one lends it its unit: the step takes the
+/// average device's work at the all-busy rate, or the busiest's at the
+/// rate of a unit of its own, whichever is longer.
+double sharedCompute(const Plan &plan, const Hardware &hw, double busiest,
+                     double balance) {
+  if (hw.computeUnitsPerNode <= 0)
+    return busiest;
+  double ranks = double(std::min(hw.devicesPerNode, plan.devices()));
+  double alone = double(hw.computeUnitsPerNode) / ranks;
+  return busiest * std::max(std::min(1.0, balance), std::min(1.0, alone));
+}
+
+/// The time a pipeline of `p` stages takes for `m` microbatches of `f`
+/// forward and `b` backward work each (at the rate a device computes while
+/// all compute) when its `ranks` devices, `ranks / p` per stage, share
+/// `units` compute units: an event simulation of the schedule (1F1B, or
+/// GPipe's all-forwards-first), in which the stages with work ready divide
+/// the units between their devices, at most one unit a device.
+double sharedPipelineTime(int64_t p, int64_t m, double f, double b,
+                          double ranks, double units, bool gpipe) {
+  struct Action {
+    bool forward;
+    int64_t mb;
+  };
+  std::vector<std::vector<Action>> order(p);
+  for (int64_t s = 0; s < p; ++s) {
+    int64_t warmup = gpipe ? m : std::min(m, p - s - 1);
+    for (int64_t i = 0; i < warmup; ++i)
+      order[s].push_back({true, i});
+    for (int64_t i = warmup; i < m; ++i) {
+      order[s].push_back({true, i});
+      order[s].push_back({false, i - warmup});
+    }
+    for (int64_t i = m - warmup; i < m; ++i)
+      order[s].push_back({false, i});
+  }
+  std::vector<char> doneF(p * m), doneB(p * m);
+  std::vector<size_t> next(p, 0);
+  std::vector<double> left(p);
+  for (int64_t s = 0; s < p; ++s)
+    left[s] = order[s][0].forward ? f : b;
+  auto ready = [&](int64_t s) {
+    if (next[s] == order[s].size())
+      return false;
+    Action a = order[s][next[s]];
+    if (a.forward)
+      return s == 0 || doneF[(s - 1) * m + a.mb];
+    return s == p - 1 ? doneF[s * m + a.mb] != 0 : doneB[(s + 1) * m + a.mb] != 0;
+  };
+  double perStage = ranks / double(p), time = 0;
+  for (;;) {
+    std::vector<int64_t> running;
+    for (int64_t s = 0; s < p; ++s)
+      if (ready(s))
+        running.push_back(s);
+    if (running.empty())
+      break;
+    double share = std::min(1.0, units / (perStage * double(running.size())));
+    double speed = share * ranks / units, step = HUGE_VAL;
+    for (int64_t s : running)
+      step = std::min(step, left[s] / speed);
+    time += step;
+    for (int64_t s : running) {
+      left[s] -= step * speed;
+      if (left[s] > 1e-12 * (f + b))
+        continue;
+      Action a = order[s][next[s]++];
+      (a.forward ? doneF : doneB)[s * m + a.mb] = 1;
+      if (next[s] < order[s].size())
+        left[s] = order[s][next[s]].forward ? f : b;
+    }
+  }
+  return time;
+}
+
+/// The bubble where the devices of a node share fewer compute units than
+/// they are: a device idle in the bubble lends its unit to the stages that
+/// have work, which the schedule's simulation follows (`busy`: a device's
+/// work at the all-busy rate; `bubble`: the bubble of separate devices).
 double sharedBubble(const Plan &plan, const Hardware &hw, double busy,
                     double bubble) {
   if (hw.computeUnitsPerNode <= 0)
     return bubble;
   double ranks = double(std::min(hw.devicesPerNode, plan.devices()));
-  double sharing = ranks / double(hw.computeUnitsPerNode);
-  if (sharing <= 1)
+  double units = double(hw.computeUnitsPerNode);
+  if (ranks <= units || bubble <= 0)
     return bubble;
-  return std::max(0.0, (busy + bubble) / sharing - busy);
+  double m = double(plan.microbatches);
+  double separate = double(plan.pp - 1) * busy / m;
+  double time = sharedPipelineTime(plan.pp, plan.microbatches,
+                                   busy / m / 3, 2 * busy / m / 3, ranks,
+                                   units, plan.schedule == "gpipe");
+  // Schedules that shrink the bubble (interleaving, zero-bubble) shrink
+  // the shared one alike.
+  return std::max(0.0, time - busy) * bubble / separate;
 }
 
 } // namespace
@@ -215,7 +335,11 @@ StepTime mlir::tessel::planning::estimateTime(const ModelProfile &model,
     flops += load.forwardFlopsPerSample * samples;
   else if (plan.recompute == "selective")
     flops += load.selectiveFlopsPerSample * samples;
-  t.compute = flops / (hw.peak(model.computeType) * hw.efficiency);
+  t.compute = sharedCompute(
+      plan, hw,
+      flops / (hw.peak(model.computeType) * hw.efficiency) +
+          memoryBoundTime(model, load, plan, hw),
+      load.balance);
   if (plan.tp > 1) {
     const Link &link =
         plan.tp <= hw.devicesPerNode ? hw.intraNode : hw.interNode;

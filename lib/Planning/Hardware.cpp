@@ -75,6 +75,8 @@ mlir::tessel::planning::parseHardware(const llvm::json::Value &value,
   hw.devicesPerNode = int64_t(r.number(*o, "devices_per_node", ""));
   hw.computeUnitsPerNode =
       int64_t(r.number(*o, "compute_units_per_node", "", 0));
+  hw.memoryBandwidth =
+      r.number(*o, "memory_bandwidth_gbytes_per_s", "", 0) * 1e9;
   if (const llvm::json::Object *peaks = r.object(*o, "peak_tflops"))
     for (auto &[type, v] : *peaks)
       if (auto tflops = v.getAsNumber())
@@ -88,11 +90,13 @@ mlir::tessel::planning::parseHardware(const llvm::json::Value &value,
   if (r.error.empty() &&
       (hw.memoryBytes <= 0 || hw.efficiency <= 0 || hw.efficiency > 1 ||
        hw.devicesPerNode < 1 || hw.computeUnitsPerNode < 0 ||
+       hw.memoryBandwidth < 0 ||
        hw.intraNode.bandwidth <= 0 ||
        hw.interNode.bandwidth <= 0))
     r.error = (source + ": memory, matmul_efficiency (0-1], devices_per_node "
                         "and the links' bandwidths must be positive, "
-                        "compute_units_per_node not negative")
+                        "compute_units_per_node and "
+                        "memory_bandwidth_gbytes_per_s not negative")
                   .str();
   if (!r.error.empty())
     return llvm::createStringError(r.error);

@@ -246,6 +246,26 @@ planning::profileModel(ModuleOp module, StringRef funcName,
         std::max(0.0, matmulFlops(taggedStep) / b - p.trainFlopsPerSample);
   }
   p.forwardFlopsPerSample = matmulFlops(forward) / b;
+  auto hasRole = [](Operation *op, StringRef role) {
+    auto r = op->getAttrOfType<StringAttr>(TesselDialect::kRoleAttrName);
+    return r && r.getValue() == role;
+  };
+  p.trafficBytesPerSample =
+      memoryTrafficBytes(step,
+                         [&](Operation *op) {
+                           return !hasRole(op, "optimizer");
+                         }) /
+      b;
+  p.forwardTrafficBytesPerSample =
+      memoryTrafficBytes(step,
+                         [&](Operation *op) { return hasRole(op, "forward"); }) /
+      b;
+  p.updateTrafficPerParameter =
+      memoryTrafficBytes(step,
+                         [&](Operation *op) {
+                           return hasRole(op, "optimizer");
+                         }) /
+      n;
   p.boundaryBytesPerSample = double(boundaryBytes(step)) / b;
   if (p.expertParameters > 0) {
     // In the step's forward (the compute type), else the model's.
@@ -290,8 +310,9 @@ llvm::Expected<DeviceLoad> planning::measureLoad(ModuleOp local,
   DeviceLoad l = analyticLoad(model, plan);
   l.measured = true;
   l.parameters = l.tpBytesPerSample = l.ppBytesPerSample = 0;
-  l.flopsPerSample = 0;
+  l.flopsPerSample = l.trafficBytesPerSample = 0;
   double samples = double(model.programBatch * microbatches);
+  double flopsSum = 0;
   for (func::FuncOp rank : ranks) {
     double params = 0;
     for (unsigned i = 0; i < rank.getNumArguments(); ++i) {
@@ -310,12 +331,28 @@ llvm::Expected<DeviceLoad> planning::measureLoad(ModuleOp local,
     std::map<std::string, double> sent = sentBytesByAxes(rank);
     l.tpBytesPerSample = std::max(l.tpBytesPerSample, sent["tp"] / samples);
     l.ppBytesPerSample = std::max(l.ppBytesPerSample, sent["pp"] / samples);
-    l.flopsPerSample = std::max(l.flopsPerSample, matmulFlops(rank) / samples);
+    double flops = matmulFlops(rank) / samples;
+    flopsSum += flops;
+    l.flopsPerSample = std::max(l.flopsPerSample, flops);
+    l.trafficBytesPerSample =
+        std::max(l.trafficBytesPerSample,
+                 memoryTrafficBytes(rank,
+                                    [](Operation *op) {
+                                      auto role = op->getAttrOfType<StringAttr>(
+                                          TesselDialect::kRoleAttrName);
+                                      return !role ||
+                                             role.getValue() != "optimizer";
+                                    }) /
+                     samples);
   }
+  l.balance = flopsSum / double(ranks.size()) / std::max(1.0, l.flopsPerSample);
   // What the program was not compiled with scales as in the profile.
   double perTrainFlop = l.flopsPerSample / std::max(1.0, model.trainFlopsPerSample);
   l.forwardFlopsPerSample = model.forwardFlopsPerSample * perTrainFlop;
   l.selectiveFlopsPerSample = model.selectiveFlopsPerSample * perTrainFlop;
+  l.forwardTrafficBytesPerSample =
+      model.forwardTrafficBytesPerSample * l.trafficBytesPerSample /
+      std::max(1.0, model.trafficBytesPerSample);
   return l;
 }
 

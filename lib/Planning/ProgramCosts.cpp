@@ -219,6 +219,42 @@ double planning::matmulFlops(func::FuncOp func,
   return flops;
 }
 
+namespace {
+
+/// Element-wise ops and broadcasts: the CPU and CUDA pipelines fuse chains
+/// of them into one kernel (--tessel-fuse-elementwise).
+bool fusible(Operation *op) {
+  return op && (op->hasTrait<OpTrait::Elementwise>() ||
+                isa<BroadcastInDimOp>(op));
+}
+
+} // namespace
+
+double planning::memoryTrafficBytes(func::FuncOp func,
+                                    function_ref<bool(Operation *)> filter) {
+  double bytes = 0;
+  walkWithCalls(func, [&](Operation *op, double times) {
+    if (!isa_and_nonnull<TesselDialect>(op->getDialect()) ||
+        isa<DotGeneralOp, ConstantOp, CollectiveOpInterface>(op) ||
+        (filter && !filter(op)))
+      return;
+    bool fused = fusible(op);
+    double moved = 0;
+    // Inside a fused chain a value never reaches memory: it is read where
+    // the chain starts and written where something else uses it.
+    for (Value v : op->getOperands())
+      if (!fused || !fusible(v.getDefiningOp()))
+        moved += double(tensorBytes(v.getType()));
+    for (Value v : op->getResults())
+      if (!fused || v.use_empty() ||
+          llvm::any_of(v.getUsers(),
+                       [](Operation *user) { return !fusible(user); }))
+        moved += double(tensorBytes(v.getType()));
+    bytes += times * moved;
+  });
+  return bytes;
+}
+
 std::map<std::string, double> planning::sentBytesByAxes(func::FuncOp func) {
   std::map<std::string, double> sent;
   walkWithCalls(func, [&](Operation *op, double times) {

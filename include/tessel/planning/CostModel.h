@@ -50,6 +50,10 @@ struct Hardware {
   /// is then a rank's rate while every rank of the node computes, and a
   /// rank idle in a pipeline bubble lends its core to the others.
   int64_t computeUnitsPerNode = 0;
+  /// Bytes per second the element-wise kernels move through a device's
+  /// memory (HBM; a CPU rank's share of DRAM), or 0 to leave memory-bound
+  /// ops out of the step time (matmuls only).
+  double memoryBandwidth = 0;
   Link intraNode, interNode;
 
   /// The peak for `computeType`; the largest for an unknown type.
@@ -91,6 +95,11 @@ struct ModelProfile {
   /// Of the training step's, those outside every layer (the head): a
   /// pipeline's last stage runs them beside its layers.
   double outsideLayerFlopsPerSample = 0;
+  /// Bytes the step's other ops (element-wise, reductions, softmax, norms:
+  /// ProgramCosts.h's memoryTrafficBytes) move, forward and backward, and
+  /// the forward's alone; and per parameter, the optimizer update's.
+  double trafficBytesPerSample = 0, forwardTrafficBytesPerSample = 0;
+  double updateTrafficPerParameter = 0;
   /// Activations live between forward and backward; with selective
   /// recomputation (recompute=tagged: the attention core's S x S tensors
   /// recomputed), and the matmul FLOPs that adds.
@@ -142,6 +151,11 @@ struct DeviceLoad {
   double layers = 0;                 // layers on this device
   double tpBytesPerSample = 0, ppBytesPerSample = 0;
   double flopsPerSample = 0, forwardFlopsPerSample = 0;
+  /// Bytes the non-matmul ops move (memoryTrafficBytes), all and forward.
+  double trafficBytesPerSample = 0, forwardTrafficBytesPerSample = 0;
+  /// The average device's work over the most loaded one's (pipeline
+  /// stages are not exactly even): 1 without pipelining.
+  double balance = 1;
   bool measured = false;
 };
 DeviceLoad analyticLoad(const ModelProfile &model, const Plan &plan);
@@ -155,7 +169,9 @@ struct Memory {
 };
 
 struct StepTime {
-  double compute = 0; // matmuls at the calibrated rate, recomputation included
+  /// Matmuls at the calibrated rate and the other ops' bytes at the memory
+  /// bandwidth, recomputation and the optimizer update included.
+  double compute = 0;
   double tp = 0, pp = 0, dp = 0, ep = 0; // exposed communication
   double bubble = 0;
   double total() const { return compute + tp + pp + dp + ep + bubble; }

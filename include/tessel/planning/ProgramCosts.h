@@ -57,6 +57,14 @@ int64_t tensorBytes(Type type);
 double matmulFlops(func::FuncOp func,
                    function_ref<bool(Operation *)> filter = nullptr);
 
+/// Bytes `func`'s element-wise, reduction and data-movement ops (every
+/// Tessel op but matmuls, constants and collectives) read and write, calls
+/// included: each op's operands and results once, except values inside a
+/// chain of element-wise ops and broadcasts, which the backends fuse into
+/// one kernel. With `filter`, only the ops it accepts.
+double memoryTrafficBytes(func::FuncOp func,
+                          function_ref<bool(Operation *)> filter = nullptr);
+
 /// Bytes one device sends per call of `func` (calls included), by the
 /// mesh axes of each collective joined with "," ("tp", "dp,tp"), by the
 /// ring formulas of tessel/sharding/Traffic.h.
