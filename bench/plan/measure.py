@@ -3,7 +3,7 @@
 
 A small GPT on 4 ranks (threads of one process), trained in several
 layouts: tessel-compile --plan compiles each layout and its executable
-runs it, all of them in turn, three rounds (each layout keeps its fastest
+runs it, all of them in turn, five rounds (each layout keeps its fastest
 round: this machine's neighbours only ever add time). A description of
 this CPU is then calibrated from two of those runs (dp=R and tp=R): the
 matmul rate the runtime measured in the dp run, and the memory bandwidth
@@ -14,7 +14,7 @@ memory per rank (tessel-plan's reading of the plan it compiles, and the
 screen's equations) with the measured one (the runtime's peak buffers plus
 the step's arguments, which it keeps apart) and ranks the step times.
 
-  bench/plan/measure.py [--build build] [--ranks 4|2] [--rounds 3]
+  bench/plan/measure.py [--build build] [--ranks 4|2] [--rounds 5]
                         [--out bench/plan/results.json]
 """
 import argparse
@@ -217,7 +217,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--out", default="bench/plan/results.json")
     ap.add_argument("--ranks", type=int, default=4, choices=[2, 4])
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     a = ap.parse_args()
     global RANKS
     RANKS = a.ranks
@@ -270,6 +270,9 @@ def main():
         print("memory: largest error %.1f%%; step times: Spearman %.2f over %d "
               "plans" % (100 * worst, rho, len(rows)))
         json.dump({"ranks": RANKS, "rounds": a.rounds, "hardware": desc,
+                   "calibration_ms": {"dp=%d" % RANKS: measured[0]["ms"],
+                                      "tp=%d" % RANKS: measured[
+                                          configs.index("tp=%d" % RANKS)]["ms"]},
                    "plans": rows, "spearman": rho,
                    "largest_memory_error": worst}, open(a.out, "w"), indent=1)
 

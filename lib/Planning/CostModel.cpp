@@ -96,9 +96,14 @@ DeviceLoad mlir::tessel::planning::analyticLoad(const ModelProfile &model,
                             : model.boundaryBytesPerSample;
   // Megatron: two all-reduces of the residual stream per layer forward, two
   // backward (with sp: all-gathers and reduce-scatters of the same bytes).
-  if (plan.tp > 1)
+  if (plan.tp > 1) {
     l.tpBytesPerSample =
         4 * 2 * (t - 1) / t * model.boundaryBytesPerSample * l.layers;
+    l.tpCollectives = 4 * l.layers;
+  }
+  // The first stage's: its layers' share and what is outside them.
+  l.parameterTensors =
+      std::max(1.0, model.parameterTensors / p);
   if (plan.pp > 1)
     l.ppBytesPerSample = 2 * l.boundaryBytesPerSample;
   // The most loaded stage: its share of the layers and what is outside
@@ -178,7 +183,8 @@ double dataParallelTime(const ModelProfile &model, const DeviceLoad &load,
   double psi = parametersOn(model, load, plan);
   double w = psi * model.perParameter.weights;
   double g = psi * model.perParameter.gradients;
-  double buckets = std::max(1.0, load.layers);
+  // Tessel reduces and gathers each parameter tensor apart.
+  double buckets = std::max(1.0, load.parameterTensors);
   double backward = compute * kBackwardShare;
   switch (plan.zero) {
   case 0: // an all-reduce of the gradients beside the (last) backward
@@ -344,7 +350,7 @@ StepTime mlir::tessel::planning::estimateTime(const ModelProfile &model,
     const Link &link =
         plan.tp <= hw.devicesPerNode ? hw.intraNode : hw.interNode;
     t.tp = transfer(link, load.tpBytesPerSample * samples * again,
-                    4 * load.layers * m * again);
+                    load.tpCollectives * m * again);
   }
   if (plan.pp > 1) {
     const Link &link = plan.devices() <= hw.devicesPerNode ? hw.intraNode

@@ -70,6 +70,7 @@ LogicalResult readForward(func::FuncOp f, ModelProfile &p,
     }
     double n = elements(arg.getType());
     p.parameters += n;
+    p.parameterTensors += 1;
     if (auto axes = f.getArgAttrOfType<ArrayAttr>(
             i, TesselDialect::kLogicalAxesAttrName))
       for (auto [d, axis] : llvm::enumerate(axes))
@@ -245,7 +246,11 @@ planning::profileModel(ModuleOp module, StringRef funcName,
     p.selectiveFlopsPerSample =
         std::max(0.0, matmulFlops(taggedStep) / b - p.trainFlopsPerSample);
   }
-  p.forwardFlopsPerSample = matmulFlops(forward) / b;
+  // What layer recomputation runs again: the forward inside the layers.
+  auto inLayer = [](Operation *op) {
+    return op->hasAttr(TesselDialect::kLayerAttrName);
+  };
+  p.forwardFlopsPerSample = matmulFlops(forward, inLayer) / b;
   auto hasRole = [](Operation *op, StringRef role) {
     auto r = op->getAttrOfType<StringAttr>(TesselDialect::kRoleAttrName);
     return r && r.getValue() == role;
@@ -258,7 +263,9 @@ planning::profileModel(ModuleOp module, StringRef funcName,
       b;
   p.forwardTrafficBytesPerSample =
       memoryTrafficBytes(step,
-                         [&](Operation *op) { return hasRole(op, "forward"); }) /
+                         [&](Operation *op) {
+                           return hasRole(op, "forward") && inLayer(op);
+                         }) /
       b;
   p.updateTrafficPerParameter =
       memoryTrafficBytes(step,
@@ -310,11 +317,12 @@ llvm::Expected<DeviceLoad> planning::measureLoad(ModuleOp local,
   DeviceLoad l = analyticLoad(model, plan);
   l.measured = true;
   l.parameters = l.tpBytesPerSample = l.ppBytesPerSample = 0;
+  l.tpCollectives = l.parameterTensors = 0;
   l.flopsPerSample = l.trafficBytesPerSample = 0;
   double samples = double(model.programBatch * microbatches);
   double flopsSum = 0;
   for (func::FuncOp rank : ranks) {
-    double params = 0;
+    double params = 0, tensors = 0;
     for (unsigned i = 0; i < rank.getNumArguments(); ++i) {
       if (batchDim(rank, i) >= 0)
         continue;
@@ -326,8 +334,13 @@ llvm::Expected<DeviceLoad> planning::measureLoad(ModuleOp local,
                        }))
         continue;
       params += elements(rank.getArgument(i).getType());
+      tensors += 1;
     }
     l.parameters = std::max(l.parameters, params);
+    l.parameterTensors = std::max(l.parameterTensors, tensors);
+    l.tpCollectives = std::max(
+        l.tpCollectives,
+        collectiveCountsByAxes(rank)["tp"] / double(microbatches));
     std::map<std::string, double> sent = sentBytesByAxes(rank);
     l.tpBytesPerSample = std::max(l.tpBytesPerSample, sent["tp"] / samples);
     l.ppBytesPerSample = std::max(l.ppBytesPerSample, sent["pp"] / samples);

@@ -255,8 +255,14 @@ double planning::memoryTrafficBytes(func::FuncOp func,
   return bytes;
 }
 
-std::map<std::string, double> planning::sentBytesByAxes(func::FuncOp func) {
-  std::map<std::string, double> sent;
+namespace {
+
+/// Calls `visit` with every collective of `func` (calls included), its
+/// axes joined with ",", the devices of its group and how often it runs.
+void walkCollectives(
+    func::FuncOp func,
+    function_ref<void(CollectiveOpInterface, StringRef, int64_t, double)>
+        visit) {
   walkWithCalls(func, [&](Operation *op, double times) {
     auto collective = dyn_cast<CollectiveOpInterface>(op);
     if (!collective)
@@ -270,10 +276,28 @@ std::map<std::string, double> planning::sentBytesByAxes(func::FuncOp func) {
       if (mesh)
         group *= mesh.getAxisSize(name);
     }
+    visit(collective, llvm::join(names, ","), group, times);
+  });
+}
+
+} // namespace
+
+std::map<std::string, double> planning::sentBytesByAxes(func::FuncOp func) {
+  std::map<std::string, double> sent;
+  walkCollectives(func, [&](CollectiveOpInterface collective, StringRef axes,
+                            int64_t group, double times) {
     double bytes = collectiveSentBytes(collective.getTraffic(), group,
                                        collective.getTrafficBytes());
     if (bytes > 0)
-      sent[llvm::join(names, ",")] += times * bytes;
+      sent[axes.str()] += times * bytes;
   });
   return sent;
+}
+
+std::map<std::string, double>
+planning::collectiveCountsByAxes(func::FuncOp func) {
+  std::map<std::string, double> count;
+  walkCollectives(func, [&](CollectiveOpInterface, StringRef axes, int64_t,
+                            double times) { count[axes.str()] += times; });
+  return count;
 }

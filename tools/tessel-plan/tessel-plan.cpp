@@ -148,7 +148,7 @@ void calibrateScreen(std::vector<Estimate> &ranked, const ModelProfile &model,
                      const Hardware &hw) {
   struct Ratios {
     Plan plan;
-    double flops = 1, tp = 1, pp = 1;
+    double flops = 1, tp = 1, pp = 1, traffic = 1;
   };
   std::vector<Ratios> learned;
   auto ratio = [](double measured, double analytic) {
@@ -159,7 +159,9 @@ void calibrateScreen(std::vector<Estimate> &ranked, const ModelProfile &model,
       DeviceLoad a = analyticLoad(model, e.plan);
       learned.push_back({e.plan, ratio(e.load.flopsPerSample, a.flopsPerSample),
                          ratio(e.load.tpBytesPerSample, a.tpBytesPerSample),
-                         ratio(e.load.ppBytesPerSample, a.ppBytesPerSample)});
+                         ratio(e.load.ppBytesPerSample, a.ppBytesPerSample),
+                         ratio(e.load.trafficBytesPerSample,
+                               a.trafficBytesPerSample)});
     }
   if (learned.empty())
     return;
@@ -180,6 +182,8 @@ void calibrateScreen(std::vector<Estimate> &ranked, const ModelProfile &model,
     l.selectiveFlopsPerSample *= r.flops;
     l.tpBytesPerSample *= r.tp;
     l.ppBytesPerSample *= r.pp;
+    l.trafficBytesPerSample *= r.traffic;
+    l.forwardTrafficBytesPerSample *= r.traffic;
     e = estimate(model, l, e.plan, hw);
   }
 }

@@ -84,20 +84,22 @@ struct ModelProfile {
   double parameters = 0;
   /// Parameters outside every tessel.layer (embeddings, final norm, head).
   double outsideLayerParameters = 0;
+  /// Parameter tensors: Tessel reduces (and ZeRO gathers) each apart.
+  double parameterTensors = 0;
   StateBytes perParameter;
   int64_t layers = 0;
   int64_t programBatch = 1;
   double tokensPerSample = 1;
   std::string computeType = "f32";
   /// Matmul FLOPs of the training step (forward and backward) and of the
-  /// forward alone.
+  /// forward's layers alone (what layer recomputation runs again).
   double trainFlopsPerSample = 0, forwardFlopsPerSample = 0;
   /// Of the training step's, those outside every layer (the head): a
   /// pipeline's last stage runs them beside its layers.
   double outsideLayerFlopsPerSample = 0;
   /// Bytes the step's other ops (element-wise, reductions, softmax, norms:
   /// ProgramCosts.h's memoryTrafficBytes) move, forward and backward, and
-  /// the forward's alone; and per parameter, the optimizer update's.
+  /// the forward's layers alone; and per parameter, the optimizer update's.
   double trafficBytesPerSample = 0, forwardTrafficBytesPerSample = 0;
   double updateTrafficPerParameter = 0;
   /// Activations live between forward and backward; with selective
@@ -150,6 +152,9 @@ struct DeviceLoad {
   double boundaryBytesPerSample = 0; // one layer's input on this device
   double layers = 0;                 // layers on this device
   double tpBytesPerSample = 0, ppBytesPerSample = 0;
+  /// Tensor-parallel collectives per microbatch; parameter tensors held
+  /// (one data-parallel collective each, per reduction or gather).
+  double tpCollectives = 0, parameterTensors = 0;
   double flopsPerSample = 0, forwardFlopsPerSample = 0;
   /// Bytes the non-matmul ops move (memoryTrafficBytes), all and forward.
   double trafficBytesPerSample = 0, forwardTrafficBytesPerSample = 0;

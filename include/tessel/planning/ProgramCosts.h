@@ -69,6 +69,9 @@ double memoryTrafficBytes(func::FuncOp func,
 /// mesh axes of each collective joined with "," ("tp", "dp,tp"), by the
 /// ring formulas of tessel/sharding/Traffic.h.
 std::map<std::string, double> sentBytesByAxes(func::FuncOp func);
+/// How many collectives a call of `func` runs (calls included), by the
+/// same keys, those over axes of one device included.
+std::map<std::string, double> collectiveCountsByAxes(func::FuncOp func);
 
 } // namespace mlir::tessel::planning
 
