@@ -101,9 +101,8 @@ DeviceLoad mlir::tessel::planning::analyticLoad(const ModelProfile &model,
         4 * 2 * (t - 1) / t * model.boundaryBytesPerSample * l.layers;
     l.tpCollectives = 4 * l.layers;
   }
-  // The first stage's: its layers' share and what is outside them.
-  l.parameterTensors =
-      std::max(1.0, model.parameterTensors / p);
+  // A stage's share of the parameter tensors.
+  l.parameterTensors = std::max(1.0, model.parameterTensors / p);
   if (plan.pp > 1)
     l.ppBytesPerSample = 2 * l.boundaryBytesPerSample;
   // The most loaded stage: its share of the layers and what is outside

@@ -46,6 +46,11 @@ int64_t batchDim(func::FuncOp f, unsigned i) {
   return isa<FloatType>(type.getElementType()) ? -1 : 0;
 }
 
+bool hasRole(Operation *op, StringRef role) {
+  auto r = op->getAttrOfType<StringAttr>(TesselDialect::kRoleAttrName);
+  return r && r.getValue() == role;
+}
+
 double elements(Type t) {
   auto type = dyn_cast<RankedTensorType>(t);
   return type && type.hasStaticShape() ? double(type.getNumElements()) : 0;
@@ -251,13 +256,9 @@ planning::profileModel(ModuleOp module, StringRef funcName,
     return op->hasAttr(TesselDialect::kLayerAttrName);
   };
   p.forwardFlopsPerSample = matmulFlops(forward, inLayer) / b;
-  auto hasRole = [](Operation *op, StringRef role) {
-    auto r = op->getAttrOfType<StringAttr>(TesselDialect::kRoleAttrName);
-    return r && r.getValue() == role;
-  };
   p.trafficBytesPerSample =
       memoryTrafficBytes(step,
-                         [&](Operation *op) {
+                         [](Operation *op) {
                            return !hasRole(op, "optimizer");
                          }) /
       b;
@@ -351,10 +352,7 @@ llvm::Expected<DeviceLoad> planning::measureLoad(ModuleOp local,
         std::max(l.trafficBytesPerSample,
                  memoryTrafficBytes(rank,
                                     [](Operation *op) {
-                                      auto role = op->getAttrOfType<StringAttr>(
-                                          TesselDialect::kRoleAttrName);
-                                      return !role ||
-                                             role.getValue() != "optimizer";
+                                      return !hasRole(op, "optimizer");
                                     }) /
                      samples);
   }
