@@ -34,6 +34,8 @@ struct TesselOptimizeCollectivesPass
       if (!func->hasAttr(TesselDialect::kSpmdAttrName) || func.isExternal())
         continue;
       foldBlocks(func);
+      foldIdentityReshapes(func);
+      hoist(func);
       bucket(func);
       removeDead(func);
     }
@@ -70,45 +72,110 @@ struct TesselOptimizeCollectivesPass
     }
   }
 
-  /// Combines small all-reduces into buckets.
-  void bucket(func::FuncOp func) {
-    mlir::Block *body = &func.getBody().front();
-    SmallVector<AllReduceOp> current;
-    int64_t bytes = 0;
-    auto flush = [&]() {
-      if (current.size() > 1)
-        combine(current);
-      current.clear();
-      bytes = 0;
-    };
-    auto sizeOf = [](AllReduceOp op) {
-      RankedTensorType t = typeOf(op.getInput());
-      return t.getNumElements() *
-             std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
-    };
-    for (Operation &op : llvm::make_early_inc_range(*body)) {
-      // A use of a bucket member before the bucket is complete ends it.
-      for (Value operand : op.getOperands())
-        if (auto def = operand.getDefiningOp<AllReduceOp>())
-          if (llvm::is_contained(current, def)) {
-            flush();
-            break;
-          }
-      auto ar = dyn_cast<AllReduceOp>(op);
-      if (!ar || ar.getKind() != CollectiveKind::sum ||
-          sizeOf(ar) > bucketBytes)
-        continue;
-      if (!current.empty() &&
-          (current.front().getMeshAttr() != ar.getMeshAttr() ||
-           current.front().getAxes() != ar.getAxes() ||
-           typeOf(current.front().getInput()).getElementType() !=
-               typeOf(ar.getInput()).getElementType() ||
-           bytes + sizeOf(ar) > bucketBytes))
-        flush();
-      current.push_back(ar);
-      bytes += sizeOf(ar);
+  /// A reshape to its operand's own type (autodiff's reshape of a
+  /// gradient to its parameter's shape, where they already agree) is
+  /// dropped where it reads a sum all-reduce: as a use of the all-reduce it
+  /// would end the bucket at once (one bucket per gradient).
+  void foldIdentityReshapes(func::FuncOp func) {
+    SmallVector<ReshapeOp> identities;
+    func.walk([&](ReshapeOp r) {
+      if (r.getInput().getType() == r.getType() &&
+          r.getInput().getDefiningOp<AllReduceOp>())
+        identities.push_back(r);
+    });
+    for (ReshapeOp r : identities) {
+      r.getResult().replaceAllUsesWith(r.getInput());
+      r.erase();
     }
-    flush();
+  }
+
+  /// Moves each bucketable all-reduce up to just after its input's
+  /// definition (the partitioner places it where its result is first
+  /// needed: a gradient's in the optimizer update, which reads it at once).
+  /// Every device runs the same program, so the collectives stay in one
+  /// order on all of them; earlier is also where a GPU can overlap them.
+  void hoist(func::FuncOp func) {
+    mlir::Block &body = func.getBody().front();
+    SmallVector<AllReduceOp> candidates;
+    for (auto ar : body.getOps<AllReduceOp>())
+      if (isBucketable(ar))
+        candidates.push_back(ar);
+    // Where the last all-reduce hoisted after a definition went, so that
+    // several keep their order.
+    llvm::DenseMap<Operation *, Operation *> lastAfter;
+    for (AllReduceOp ar : candidates) {
+      Operation *def = ar.getInput().getDefiningOp();
+      if (def && def->getBlock() != &body)
+        continue;
+      Operation *&anchor = lastAfter[def];
+      if (anchor)
+        ar->moveAfter(anchor);
+      else if (def)
+        ar->moveAfter(def);
+      else
+        ar->moveBefore(&body.front());
+      anchor = ar;
+    }
+  }
+
+  int64_t sizeOf(AllReduceOp op) const {
+    RankedTensorType t = typeOf(op.getInput());
+    return t.getNumElements() *
+           std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+  }
+
+  bool isBucketable(AllReduceOp op) const {
+    return op.getKind() == CollectiveKind::sum && sizeOf(op) <= bucketBytes;
+  }
+
+  /// Combines small sum all-reduces into buckets, one open bucket per
+  /// group and element type, so that the tensor-parallel all-reduces of a
+  /// backward do not cut its data-parallel gradient buckets apart. A bucket
+  /// is combined when full, and when an op uses one of its members (the
+  /// combined all-reduce sits at its last member, so every use must follow).
+  void bucket(func::FuncOp func) {
+    // Buckets are keyed by (mesh, axes, element type), in opening order.
+    using Key = std::tuple<Attribute, Attribute, Type>;
+    struct Bucket {
+      Key key;
+      SmallVector<AllReduceOp> members;
+      int64_t bytes = 0;
+    };
+    SmallVector<Bucket> open;
+    auto find = [&](const Key &key) {
+      return llvm::find_if(open, [&](const Bucket &b) { return b.key == key; });
+    };
+    auto flush = [&](Bucket *b) {
+      if (b->members.size() > 1)
+        combine(b->members);
+      open.erase(b);
+    };
+    for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
+      for (Value operand : op.getOperands()) {
+        auto def = operand.getDefiningOp<AllReduceOp>();
+        Bucket *b = llvm::find_if(open, [&](const Bucket &b) {
+          return def && llvm::is_contained(b.members, def);
+        });
+        if (b != open.end())
+          flush(b);
+      }
+      auto ar = dyn_cast<AllReduceOp>(op);
+      if (!ar || !isBucketable(ar))
+        continue;
+      Key key{ar.getMeshAttr(), ar.getAxes(),
+              typeOf(ar.getInput()).getElementType()};
+      Bucket *b = find(key);
+      if (b != open.end() && b->bytes + sizeOf(ar) > bucketBytes) {
+        flush(b);
+        b = open.end();
+      }
+      if (b == open.end())
+        b = &open.emplace_back(Bucket{key, {}, 0});
+      b->members.push_back(ar);
+      b->bytes += sizeOf(ar);
+    }
+    while (!open.empty())
+      flush(&open.front());
   }
 
   /// One all-reduce of the flattened, concatenated inputs, placed at the
@@ -122,8 +189,11 @@ struct TesselOptimizeCollectivesPass
     int64_t total = 0;
     for (AllReduceOp m : members) {
       int64_t n = typeOf(m.getInput()).getNumElements();
-      flat.push_back(ReshapeOp::create(
-          b, loc, RankedTensorType::get({n}, elt), m.getInput()));
+      auto pieceType = RankedTensorType::get({n}, elt);
+      Value in = m.getInput();
+      flat.push_back(in.getType() == pieceType
+                         ? in
+                         : ReshapeOp::create(b, loc, pieceType, in).getResult());
       total += n;
     }
     auto flatType = RankedTensorType::get({total}, elt);
@@ -138,8 +208,9 @@ struct TesselOptimizeCollectivesPass
       Value piece = SliceOp::create(b, loc, reduced, ArrayRef<int64_t>{offset},
                                     ArrayRef<int64_t>{offset + n},
                                     ArrayRef<int64_t>{1});
-      m.getResult().replaceAllUsesWith(
-          ReshapeOp::create(b, loc, t, piece).getResult());
+      if (piece.getType() != t)
+        piece = ReshapeOp::create(b, loc, t, piece);
+      m.getResult().replaceAllUsesWith(piece);
       offset += n;
     }
     for (AllReduceOp m : members)

@@ -23,10 +23,10 @@ tessel.mesh @mesh ["dp"=2, "tp"=4]
 // Tests that nothing folds when the block is over other axes, or the
 // all-reduce has another use.
 // CHECK-LABEL: func.func @block_over_other_axes
-// CHECK: tessel.all_reduce sum %arg0 on @mesh ["tp"]
-// CHECK: tessel.shard_slice %{{.*}} on @mesh ["dp"], dim = 0
-// CHECK: tessel.all_reduce sum %arg0 on @mesh ["dp"]
-// CHECK: tessel.shard_slice %{{.*}} on @mesh ["dp"], dim = 0
+// CHECK-DAG: %[[T:.*]] = tessel.all_reduce sum %arg0 on @mesh ["tp"]
+// CHECK-DAG: %[[D:.*]] = tessel.all_reduce sum %arg0 on @mesh ["dp"]
+// CHECK-DAG: tessel.shard_slice %[[T]] on @mesh ["dp"], dim = 0
+// CHECK-DAG: tessel.shard_slice %[[D]] on @mesh ["dp"], dim = 0
 // CHECK-NOT: reduce_scatter
 func.func @block_over_other_axes(%x: tensor<8x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<8x4xf32>) attributes {tessel.spmd = @mesh} {
   %r = tessel.all_reduce sum %x on @mesh ["tp"] : tensor<8x4xf32>
@@ -93,4 +93,47 @@ func.func @buckets(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<4xf32>, %d: tens
   %4 = tessel.add %0, %1 : tensor<f32>
   %5 = tessel.all_reduce sum %4 on @mesh ["dp"] : tensor<f32>
   return %0, %1, %2, %3, %5 : tensor<f32>, tensor<f32>, tensor<4xf32>, tensor<f32>, tensor<f32>
+}
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+
+// Tests that gradient buckets survive a backward's tensor-parallel
+// all-reduces in between (one open bucket per group), the identity reshapes
+// autodiff puts after a gradient's reduction, and the partitioner's placing
+// of an all-reduce where its result is first used: each bucketable
+// all-reduce moves up to its input's definition. The three dp gradients
+// become one all-reduce where the last was computed (before the unrelated
+// %late), the two tp reductions another, and a use of a tp result combines
+// the tp bucket alone.
+// CHECK-LABEL: func.func @interleaved_groups
+// CHECK: %[[T:.*]] = tessel.concatenate {{.*}} : (tensor<2xf32>, tensor<2xf32>) -> tensor<4xf32>
+// CHECK: tessel.all_reduce sum %[[T]] on @mesh ["tp"] : tensor<4xf32>
+// CHECK: %[[P:.*]] = tessel.mul
+// CHECK: %[[H:.*]] = tessel.add %arg4, %arg4
+// CHECK: tessel.reshape %[[H]] : (tensor<2x4xf32>) -> tensor<8xf32>
+// CHECK: %[[D:.*]] = tessel.concatenate {{.*}} : (tensor<4xf32>, tensor<4xf32>, tensor<8xf32>) -> tensor<16xf32>
+// CHECK: tessel.all_reduce sum %[[D]] on @mesh ["dp"] : tensor<16xf32>
+// CHECK-NOT: tessel.reshape %{{.*}} : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK: tessel.mul %[[P]], %[[P]]
+// CHECK-NOT: tessel.all_reduce
+// SMALL-LABEL: func.func @interleaved_groups
+// SMALL-COUNT-4: tessel.all_reduce
+// SMALL-NOT: tessel.all_reduce
+func.func @interleaved_groups(%g0: tensor<4xf32>, %t0: tensor<2xf32>, %g1: tensor<4xf32>, %t1: tensor<2xf32>, %g2: tensor<2x4xf32>)
+    -> (tensor<4xf32>, tensor<4xf32>, tensor<2x4xf32>, tensor<2xf32>) attributes {tessel.spmd = @mesh} {
+  %0 = tessel.all_reduce sum %g0 on @mesh ["dp"] : tensor<4xf32>
+  %1 = tessel.reshape %0 : (tensor<4xf32>) -> tensor<4xf32>
+  %a = tessel.add %t0, %t0 : tensor<2xf32>
+  %2 = tessel.all_reduce sum %a on @mesh ["tp"] : tensor<2xf32>
+  %3 = tessel.all_reduce sum %g1 on @mesh ["dp"] : tensor<4xf32>
+  %4 = tessel.reshape %3 : (tensor<4xf32>) -> tensor<4xf32>
+  %b = tessel.add %t1, %t1 : tensor<2xf32>
+  %5 = tessel.all_reduce sum %b on @mesh ["tp"] : tensor<2xf32>
+  %6 = tessel.mul %2, %5 : tensor<2xf32>
+  %h = tessel.add %g2, %g2 : tensor<2x4xf32>
+  %late = tessel.mul %6, %6 : tensor<2xf32>
+  %7 = tessel.all_reduce sum %h on @mesh ["dp"] : tensor<2x4xf32>
+  return %1, %4, %7, %late : tensor<4xf32>, tensor<4xf32>, tensor<2x4xf32>, tensor<2xf32>
 }
