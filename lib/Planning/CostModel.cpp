@@ -71,6 +71,24 @@ std::string Plan::describe() const {
   return s;
 }
 
+int64_t mlir::tessel::planning::gradientBuckets(
+    llvm::ArrayRef<double> tensorBytes, double bucketBytes) {
+  int64_t buckets = 0;
+  double open = 0; // bytes in the open bucket
+  for (double bytes : tensorBytes) {
+    if (bytes > bucketBytes) {
+      ++buckets;
+      continue;
+    }
+    if (open > 0 && open + bytes > bucketBytes) {
+      ++buckets;
+      open = 0;
+    }
+    open += bytes;
+  }
+  return buckets + (open > 0 ? 1 : 0);
+}
+
 DeviceLoad mlir::tessel::planning::analyticLoad(const ModelProfile &model,
                                                 const Plan &plan) {
   DeviceLoad l;
@@ -101,8 +119,13 @@ DeviceLoad mlir::tessel::planning::analyticLoad(const ModelProfile &model,
         4 * 2 * (t - 1) / t * model.boundaryBytesPerSample * l.layers;
     l.tpCollectives = 4 * l.layers;
   }
-  // A stage's share of the parameter tensors.
+  // A stage's share of the parameter tensors, and of the gradient buckets
+  // (every tensor taken as split by tp).
   l.parameterTensors = std::max(1.0, model.parameterTensors / p);
+  std::vector<double> gradientBytes;
+  for (double n : model.parameterTensorElements)
+    gradientBytes.push_back(n * model.perParameter.gradients / t);
+  l.gradientBuckets = std::max(1.0, gradientBuckets(gradientBytes) / p);
   if (plan.pp > 1)
     l.ppBytesPerSample = 2 * l.boundaryBytesPerSample;
   // The most loaded stage: its share of the layers and what is outside
@@ -182,13 +205,15 @@ double dataParallelTime(const ModelProfile &model, const DeviceLoad &load,
   double psi = parametersOn(model, load, plan);
   double w = psi * model.perParameter.weights;
   double g = psi * model.perParameter.gradients;
-  // Tessel reduces and gathers each parameter tensor apart.
+  // A ZeRO-0 reduction is bucketed; ZeRO scatters and gathers each
+  // parameter tensor apart.
   double buckets = std::max(1.0, load.parameterTensors);
+  double reduceBuckets = std::max(1.0, load.gradientBuckets);
   double backward = compute * kBackwardShare;
   switch (plan.zero) {
   case 0: // an all-reduce of the gradients beside the (last) backward
     return std::max(0.0, transfer(link, reductions * 2 * frac * g,
-                                  reductions * buckets) -
+                                  reductions * reduceBuckets) -
                              hw.overlap * backward * reductions / m);
   case 1: // the same; the updated weights gathered after
     return std::max(0.0, transfer(link, reductions * 2 * frac * g,

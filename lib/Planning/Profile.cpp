@@ -76,6 +76,7 @@ LogicalResult readForward(func::FuncOp f, ModelProfile &p,
     double n = elements(arg.getType());
     p.parameters += n;
     p.parameterTensors += 1;
+    p.parameterTensorElements.push_back(n);
     if (auto axes = f.getArgAttrOfType<ArrayAttr>(
             i, TesselDialect::kLogicalAxesAttrName))
       for (auto [d, axis] : llvm::enumerate(axes))
@@ -318,12 +319,13 @@ llvm::Expected<DeviceLoad> planning::measureLoad(ModuleOp local,
   DeviceLoad l = analyticLoad(model, plan);
   l.measured = true;
   l.parameters = l.tpBytesPerSample = l.ppBytesPerSample = 0;
-  l.tpCollectives = l.parameterTensors = 0;
+  l.tpCollectives = l.parameterTensors = l.gradientBuckets = 0;
   l.flopsPerSample = l.trafficBytesPerSample = 0;
   double samples = double(model.programBatch * microbatches);
   double flopsSum = 0;
   for (func::FuncOp rank : ranks) {
     double params = 0, tensors = 0;
+    std::vector<double> gradientBytes;
     for (unsigned i = 0; i < rank.getNumArguments(); ++i) {
       if (batchDim(rank, i) >= 0)
         continue;
@@ -334,11 +336,15 @@ llvm::Expected<DeviceLoad> planning::measureLoad(ModuleOp local,
                          return name.starts_with(prefix);
                        }))
         continue;
-      params += elements(rank.getArgument(i).getType());
+      double n = elements(rank.getArgument(i).getType());
+      params += n;
       tensors += 1;
+      gradientBytes.push_back(n * model.perParameter.gradients);
     }
     l.parameters = std::max(l.parameters, params);
     l.parameterTensors = std::max(l.parameterTensors, tensors);
+    l.gradientBuckets = std::max(
+        l.gradientBuckets, double(gradientBuckets(gradientBytes)));
     l.tpCollectives = std::max(
         l.tpCollectives,
         collectiveCountsByAxes(rank)["tp"] / double(microbatches));

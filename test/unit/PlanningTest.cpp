@@ -343,4 +343,30 @@ TEST(Planning, AccumulationRepeatsTheReductionAndTheUpdate) {
   EXPECT_NEAR(tr.compute, 8 + 8.0 / 3 + 0.08 * 4 / 3 + 0.4, 1e-9);
 }
 
+/// A data-parallel reduction takes one all-reduce per bucket as
+/// --tessel-optimize-collectives packs them: large gradients alone, small
+/// ones in order into 1 MiB buckets; its latency is paid per bucket.
+TEST(Planning, GradientReductionsArePackedIntoBuckets) {
+  const double mib = 1 << 20;
+  EXPECT_EQ(gradientBuckets({}), 0);
+  // 2 MiB alone; 0.5 + 0.25; 0.5 + 0.1 (0.75 + 0.5 would not fit).
+  EXPECT_EQ(gradientBuckets({2 * mib, 0.5 * mib, 0.25 * mib, 0.5 * mib,
+                             0.1 * mib}),
+            3);
+  EXPECT_EQ(gradientBuckets(std::vector<double>(64, mib / 64)), 1);
+  ModelProfile m = mixedPrecision(1e6);
+  m.perParameter = {4, 4, 8};
+  m.parameterTensorElements.assign(100, 1e4); // 40 KB of gradient each
+  m.parameterTensors = 100;
+  Hardware hw;
+  hw.peakFlops["f32"] = 1e12;
+  hw.intraNode = hw.interNode = {"link", 1e10, 1e-3};
+  Plan dp;
+  dp.dp = 4;
+  DeviceLoad load = analyticLoad(m, dp);
+  EXPECT_EQ(load.gradientBuckets, 4); // 26 tensors a bucket
+  // 4 buckets of latency and 2 x 3/4 x 4 MB at 10 GB/s.
+  EXPECT_NEAR(estimateTime(m, load, dp, hw).dp, 4e-3 + 6e-4, 1e-9);
+}
+
 } // namespace

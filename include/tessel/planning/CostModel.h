@@ -84,8 +84,10 @@ struct ModelProfile {
   double parameters = 0;
   /// Parameters outside every tessel.layer (embeddings, final norm, head).
   double outsideLayerParameters = 0;
-  /// Parameter tensors: Tessel reduces (and ZeRO gathers) each apart.
+  /// Parameter tensors: ZeRO reduces, scatters and gathers each apart.
   double parameterTensors = 0;
+  /// Their elements, in argument order (what gradient buckets pack).
+  std::vector<double> parameterTensorElements;
   StateBytes perParameter;
   int64_t layers = 0;
   int64_t programBatch = 1;
@@ -153,8 +155,9 @@ struct DeviceLoad {
   double layers = 0;                 // layers on this device
   double tpBytesPerSample = 0, ppBytesPerSample = 0;
   /// Tensor-parallel collectives per microbatch; parameter tensors held
-  /// (one data-parallel collective each, per reduction or gather).
-  double tpCollectives = 0, parameterTensors = 0;
+  /// (one ZeRO collective each, per reduction or gather); the all-reduces
+  /// of one data-parallel gradient reduction, bucketed (gradientBuckets).
+  double tpCollectives = 0, parameterTensors = 0, gradientBuckets = 0;
   double flopsPerSample = 0, forwardFlopsPerSample = 0;
   /// Bytes the non-matmul ops move (memoryTrafficBytes), all and forward.
   double trafficBytesPerSample = 0, forwardTrafficBytesPerSample = 0;
@@ -164,6 +167,15 @@ struct DeviceLoad {
   bool measured = false;
 };
 DeviceLoad analyticLoad(const ModelProfile &model, const Plan &plan);
+
+/// --tessel-optimize-collectives' default bucket: 1 MiB per device.
+constexpr double kGradientBucketBytes = 1 << 20;
+/// The all-reduces one data-parallel gradient reduction takes as
+/// --tessel-optimize-collectives combines them: a gradient larger than a
+/// bucket alone, the others packed in order into buckets of at most
+/// `bucketBytes` (docs/partitioning.md).
+int64_t gradientBuckets(llvm::ArrayRef<double> tensorBytes,
+                        double bucketBytes = kGradientBucketBytes);
 
 struct Memory {
   double weights = 0, gradients = 0, optimizer = 0, activations = 0,
