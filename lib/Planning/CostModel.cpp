@@ -205,8 +205,8 @@ double dataParallelTime(const ModelProfile &model, const DeviceLoad &load,
   double psi = parametersOn(model, load, plan);
   double w = psi * model.perParameter.weights;
   double g = psi * model.perParameter.gradients;
-  // A ZeRO-0 reduction is bucketed; ZeRO scatters and gathers each
-  // parameter tensor apart.
+  // An all-reduce of the gradients (ZeRO-0 and 1) is bucketed; ZeRO's
+  // reduce-scatters and gathers take each parameter tensor apart.
   double buckets = std::max(1.0, load.parameterTensors);
   double reduceBuckets = std::max(1.0, load.gradientBuckets);
   double backward = compute * kBackwardShare;
@@ -217,7 +217,7 @@ double dataParallelTime(const ModelProfile &model, const DeviceLoad &load,
                              hw.overlap * backward * reductions / m);
   case 1: // the same; the updated weights gathered after
     return std::max(0.0, transfer(link, reductions * 2 * frac * g,
-                                  reductions * buckets) -
+                                  reductions * reduceBuckets) -
                              hw.overlap * backward * reductions / m) +
            transfer(link, frac * w, buckets);
   case 2: // a reduce-scatter per microbatch, beside every backward

@@ -367,6 +367,12 @@ TEST(Planning, GradientReductionsArePackedIntoBuckets) {
   EXPECT_EQ(load.gradientBuckets, 4); // 26 tensors a bucket
   // 4 buckets of latency and 2 x 3/4 x 4 MB at 10 GB/s.
   EXPECT_NEAR(estimateTime(m, load, dp, hw).dp, 4e-3 + 6e-4, 1e-9);
+  // ZeRO-1 reduces alike, then gathers each of the 100 tensors apart:
+  // 3/4 x 4 MB at 10 GB/s and 100 latencies more.
+  Plan zero1 = dp;
+  zero1.zero = 1;
+  EXPECT_NEAR(estimateTime(m, analyticLoad(m, zero1), zero1, hw).dp,
+              4e-3 + 6e-4 + 3e-4 + 0.1, 1e-9);
 }
 
 } // namespace

@@ -155,8 +155,8 @@ struct DeviceLoad {
   double layers = 0;                 // layers on this device
   double tpBytesPerSample = 0, ppBytesPerSample = 0;
   /// Tensor-parallel collectives per microbatch; parameter tensors held
-  /// (one ZeRO collective each, per reduction or gather); the all-reduces
-  /// of one data-parallel gradient reduction, bucketed (gradientBuckets).
+  /// (one ZeRO scatter or gather each); the all-reduces of one
+  /// data-parallel gradient reduction, bucketed (gradientBuckets).
   double tpCollectives = 0, parameterTensors = 0, gradientBuckets = 0;
   double flopsPerSample = 0, forwardFlopsPerSample = 0;
   /// Bytes the non-matmul ops move (memoryTrafficBytes), all and forward.
