@@ -121,7 +121,8 @@ DeviceLoad mlir::tessel::planning::analyticLoad(const ModelProfile &model,
   }
   // A stage's share of the parameter tensors, and of the gradient buckets
   // (every tensor taken as split by tp).
-  l.parameterTensors = std::max(1.0, model.parameterTensors / p);
+  l.parameterTensors =
+      std::max(1.0, double(model.parameterTensorElements.size()) / p);
   std::vector<double> gradientBytes;
   for (double n : model.parameterTensorElements)
     gradientBytes.push_back(n * model.perParameter.gradients / t);

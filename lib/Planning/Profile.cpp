@@ -75,7 +75,6 @@ LogicalResult readForward(func::FuncOp f, ModelProfile &p,
     }
     double n = elements(arg.getType());
     p.parameters += n;
-    p.parameterTensors += 1;
     p.parameterTensorElements.push_back(n);
     if (auto axes = f.getArgAttrOfType<ArrayAttr>(
             i, TesselDialect::kLogicalAxesAttrName))

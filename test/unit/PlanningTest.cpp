@@ -357,7 +357,6 @@ TEST(Planning, GradientReductionsArePackedIntoBuckets) {
   ModelProfile m = mixedPrecision(1e6);
   m.perParameter = {4, 4, 8};
   m.parameterTensorElements.assign(100, 1e4); // 40 KB of gradient each
-  m.parameterTensors = 100;
   Hardware hw;
   hw.peakFlops["f32"] = 1e12;
   hw.intraNode = hw.interNode = {"link", 1e10, 1e-3};

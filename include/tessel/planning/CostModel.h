@@ -84,9 +84,8 @@ struct ModelProfile {
   double parameters = 0;
   /// Parameters outside every tessel.layer (embeddings, final norm, head).
   double outsideLayerParameters = 0;
-  /// Parameter tensors: ZeRO reduces, scatters and gathers each apart.
-  double parameterTensors = 0;
-  /// Their elements, in argument order (what gradient buckets pack).
+  /// Each parameter tensor's elements, in argument order: ZeRO scatters
+  /// and gathers each apart; gradient buckets pack them.
   std::vector<double> parameterTensorElements;
   StateBytes perParameter;
   int64_t layers = 0;
