@@ -58,6 +58,8 @@ struct TesselLowerToLinalgPass
     device->populateDevicePatterns(patterns);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
+    if (overlapCollectives)
+      splitCollectives(module);
 
     // The program no longer refers to meshes; drop them and tessel's
     // attributes (they would name symbols that are gone).

@@ -178,8 +178,20 @@ struct TesselOptimizeCollectivesPass
       flush(&open.front());
   }
 
+  /// The first op of `op`'s block that uses its result (or holds a use).
+  static Operation *firstUser(Operation *op) {
+    mlir::Block *block = op->getBlock();
+    Operation *first = block->getTerminator();
+    for (Operation *user : op->getUsers()) {
+      Operation *top = block->findAncestorOpInBlock(*user);
+      if (top && top->isBeforeInBlock(first))
+        first = top;
+    }
+    return first;
+  }
+
   /// One all-reduce of the flattened, concatenated inputs, placed at the
-  /// last member; results sliced back out.
+  /// last member; results sliced back out before their first uses.
   void combine(ArrayRef<AllReduceOp> members) {
     AllReduceOp last = members.back();
     OpBuilder b(last);
@@ -205,6 +217,10 @@ struct TesselOptimizeCollectivesPass
     for (AllReduceOp m : members) {
       RankedTensorType t = typeOf(m.getInput());
       int64_t n = t.getNumElements();
+      // Each piece is cut where it is first needed, so that the program
+      // computes between the all-reduce and its first reader (lowering
+      // overlaps the two).
+      b.setInsertionPoint(firstUser(m));
       Value piece = SliceOp::create(b, loc, reduced, ArrayRef<int64_t>{offset},
                                     ArrayRef<int64_t>{offset + n},
                                     ArrayRef<int64_t>{1});

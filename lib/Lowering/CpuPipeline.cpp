@@ -73,8 +73,11 @@ static constexpr const char *kPipeline =
 // Then:
 static constexpr const char *kPipelineBufferize =
     "one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map}";
-// Then CopyAliasedResultsPass, then:
+    "function-boundary-type-conversion=identity-layout-map},"
+    // A split collective's wait returns its result argument as it is: the
+    // callers use that buffer.
+    "drop-equivalent-buffer-results";
+// Then ShareCollectiveInputsPass, CopyAliasedResultsPass, then:
 static constexpr const char *kPipelineOutParams =
     "buffer-results-to-out-params{hoist-static-allocs "
     "modify-public-functions}";
@@ -316,6 +319,7 @@ LogicalResult mlir::tessel::buildBufferizePipeline(OpPassManager &pm) {
     return failure();
   if (failed(parsePassPipeline(kPipelineBufferize, pm)))
     return failure();
+  pm.addPass(mlir::tessel::createShareCollectiveInputsPass());
   pm.addPass(std::make_unique<CopyAliasedResultsPass>());
   if (failed(parsePassPipeline(kPipelineOutParams, pm)))
     return failure();

@@ -78,7 +78,8 @@ struct OutlineSegmentsPass
     return call && call.getCallee() == tessel::kRegionFunction;
   }
 
-  /// Where the pieces of `ops` start: every max-ops ops, or, in a pipeline
+  /// Where the pieces of `ops` start: every max-ops ops (or just after, past
+  /// a collective in flight), or, in a pipeline
   /// stage's function (its schedule actions begin at tessel_rt_region
   /// marks), at every action. A piece's outputs are allocated before its
   /// call and its inputs freed after it, so a piece of several actions
@@ -88,8 +89,21 @@ struct OutlineSegmentsPass
   SmallVector<size_t> pieceStarts(ArrayRef<Operation *> ops) {
     SmallVector<size_t> starts = {0};
     if (!llvm::any_of(ops, isRegionMark)) {
-      for (size_t i = maxOps; i < ops.size(); i += maxOps)
-        starts.push_back(i);
+      // Never between a split collective's start and its wait: the start's
+      // input must stay alive until then (ShareCollectiveInputsPass).
+      llvm::SmallPtrSet<Value, 4> inFlight;
+      size_t next = maxOps;
+      for (size_t i = 0; i < ops.size(); ++i) {
+        if (i >= next && inFlight.empty()) {
+          starts.push_back(i);
+          next = i + maxOps;
+        }
+        auto call = dyn_cast<func::CallOp>(ops[i]);
+        if (call && call.getCallee().starts_with(tessel::kCollectiveStartWrapper))
+          inFlight.insert(call.getResult(0));
+        if (call && call.getCallee().starts_with(tessel::kCollectiveWaitWrapper))
+          inFlight.erase(call.getOperand(1));
+      }
       return starts;
     }
     for (size_t i = 1; i < ops.size(); ++i)

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
+#include "RuntimeCalls.h"
 #include "tessel/dialects/tessel/TesselOps.h"
 #include "tessel/lowering/CommGroups.h"
 #include "tessel/lowering/Lowering.h"
@@ -27,12 +28,6 @@ using namespace mlir::tessel;
 using namespace mlir::tessel::lowering;
 
 namespace {
-
-/// What a runtime call wrapper is made of (the callee, the wrapper's type,
-/// constants and scalars): wrappers with equal keys are one function, so a
-/// program of many layers has as many wrappers as distinct calls. The key
-/// is a tessel attribute, which the end of tessel-lower-to-linalg drops.
-constexpr llvm::StringLiteral kRuntimeCallKey = "tessel.runtime_call";
 
 /// A 1-D dynamic memref of `elem`, the type every runtime buffer has.
 MemRefType flatType(Type elem) {
@@ -101,24 +96,22 @@ Value i64Const(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
 }
 
-/// result = runtime `name`(input buffers..., result buffer, constant
-/// buffers..., i64 scalars...), made through a private wrapper function of
-/// tensors. One-shot bufferization sees the call to the wrapper as reading
-/// its operands and returning a fresh tensor, which is exactly what the
-/// runtime call does; the buffer casts stay inside the wrapper, where no
-/// pass can merge or move them away from the call. Without a `resultType`
-/// the call has no result buffer and returns nothing (a send).
-Value callRuntime(PatternRewriter &rw, Operation *anchor, StringRef name,
-                  ValueRange inputs, RankedTensorType resultType,
-                  ArrayRef<DenseElementsAttr> constants,
-                  ArrayRef<int64_t> scalars) {
+} // namespace
+
+Value mlir::tessel::lowering::callRuntime(OpBuilder &rw, Operation *anchor,
+                                          StringRef name, ValueRange inputs,
+                                          RankedTensorType resultType,
+                                          ArrayRef<DenseElementsAttr> constants,
+                                          ArrayRef<int64_t> scalars,
+                                          bool resultIsLastInput) {
   Location loc = anchor->getLoc();
   auto module = anchor->getParentOfType<ModuleOp>();
   SmallVector<Type> runtimeArgs;
   for (Value v : inputs)
     runtimeArgs.push_back(
         flatType(cast<RankedTensorType>(v.getType()).getElementType()));
-  if (resultType)
+  bool freshResult = resultType && !resultIsLastInput;
+  if (freshResult)
     runtimeArgs.push_back(flatType(resultType.getElementType()));
   for (DenseElementsAttr c : constants)
     runtimeArgs.push_back(flatType(c.getElementType()));
@@ -153,7 +146,7 @@ Value callRuntime(PatternRewriter &rw, Operation *anchor, StringRef name,
     for (BlockArgument a : body->getArguments())
       args.push_back(inputBuffer(rw, loc, a));
     std::optional<OutputBuffer> out;
-    if (resultType) {
+    if (freshResult) {
       out = outputBuffer(rw, loc, resultType);
       args.push_back(out->flat);
     }
@@ -166,11 +159,15 @@ Value callRuntime(PatternRewriter &rw, Operation *anchor, StringRef name,
     SmallVector<Value> returned;
     if (out)
       returned.push_back(out->tensorOf(rw, loc, resultType));
+    else if (resultType)
+      returned.push_back(body->getArguments().back());
     func::ReturnOp::create(rw, loc, returned);
   }
   auto call = func::CallOp::create(rw, loc, wrapper, inputs);
   return resultType ? call.getResult(0) : Value();
 }
+
+namespace {
 
 Value convertTensor(OpBuilder &b, Location loc, Value v, Type elem) {
   auto type = cast<RankedTensorType>(v.getType());

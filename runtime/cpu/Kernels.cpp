@@ -11,6 +11,7 @@
 #include "Timer.h"
 #include "tessel/runtime/Abi.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -89,10 +90,14 @@ void rt::failForTesting(int64_t rank, const std::string &where,
   std::_Exit(3); // dies without a word to the others
 }
 
-void rt::completeSends(RankContext &ctx) {
+void rt::completeCommunication(RankContext &ctx) {
   for (auto &[bytes, request] : ctx.sends)
     ctx.comm->wait(request);
   ctx.sends.clear();
+  if (!ctx.collectives.empty())
+    ctx.comm->fail(std::to_string(ctx.collectives.size()) +
+                   " collective(s) the program started were never waited "
+                   "for; the program is damaged");
 }
 
 namespace {
@@ -107,112 +112,188 @@ void around(const int64_t *shape, int64_t rank, int64_t dim, int64_t &outer,
     inner *= shape[d];
 }
 
-void collective(const int64_t *desc, const void *in, void *out, DType type) {
-  RankContext &ctx = currentRank();
+/// "all_reduce 4096 B", for trace events.
+std::string collectiveName(const int64_t *desc, DType type, const char *phase) {
+  static const char *names[] = {"all_reduce", "all_gather", "reduce_scatter",
+                                "all_to_all", "collective_permute"};
   int64_t opcode = desc[TESSEL_RT_DESC_OPCODE];
-  Timer t(ctx.commSeconds, "communication", [&] {
-    static const char *names[] = {"all_reduce", "all_gather", "reduce_scatter",
-                                  "all_to_all", "collective_permute", "send",
-                                  "recv"};
-    int64_t bytes = byteSize(type);
-    for (int64_t d = 0; d < desc[TESSEL_RT_DESC_RANK]; ++d)
-      bytes *= desc[TESSEL_RT_DESC_SHAPES + d];
-    return std::string(opcode >= 0 && opcode < 7 ? names[opcode] : "?") + " " +
-           std::to_string(bytes) + " B";
-  });
-  int64_t rank = desc[TESSEL_RT_DESC_RANK];
-  const int64_t *inShape = desc + TESSEL_RT_DESC_SHAPES;
-  const int64_t *outShape = inShape + rank;
-  const int64_t *params = outShape + rank;
-  int64_t width = byteSize(type);
-  int64_t inCount = 1, outCount = 1;
-  for (int64_t d = 0; d < rank; ++d) {
-    inCount *= inShape[d];
-    outCount *= outShape[d];
-  }
-  const Group *g = groupOf(ctx, desc[TESSEL_RT_DESC_GROUP]);
-  if (!g) {
-    std::memcpy(out, in, outCount * width);
-    return;
-  }
-  const Group &group = *g;
-  int64_t n = group.size();
-  auto kind = static_cast<ReduceOp>(desc[TESSEL_RT_DESC_KIND]);
-  const char *src = static_cast<const char *>(in);
-  char *dst = static_cast<char *>(out);
-  switch (opcode) {
-  case TESSEL_RT_ALL_REDUCE:
-    ctx.comm->allReduce(in, out, inCount, type, kind, group);
-    return;
-  case TESSEL_RT_ALL_GATHER: {
-    int64_t outer, size, inner;
-    around(inShape, rank, params[0], outer, size, inner);
-    int64_t block = size * inner * width; // one member's slab per outer row
-    if (outer == 1) {
-      ctx.comm->allGather(in, out, inCount * width, group);
-      return;
+  int64_t bytes = byteSize(type);
+  for (int64_t d = 0; d < desc[TESSEL_RT_DESC_RANK]; ++d)
+    bytes *= desc[TESSEL_RT_DESC_SHAPES + d];
+  return std::string(opcode >= 0 && opcode < 5 ? names[opcode] : "?") + " " +
+         std::to_string(bytes) + " B" + phase;
+}
+
+/// A collective's shapes and parameters, decoded from its descriptor.
+struct Decoded {
+  int64_t opcode, rank, width, inCount = 1, outCount = 1;
+  const int64_t *inShape, *outShape, *params;
+  ReduceOp kind;
+  Decoded(const int64_t *desc, DType type)
+      : opcode(desc[TESSEL_RT_DESC_OPCODE]), rank(desc[TESSEL_RT_DESC_RANK]),
+        width(byteSize(type)), inShape(desc + TESSEL_RT_DESC_SHAPES),
+        outShape(inShape + rank), params(outShape + rank),
+        kind(static_cast<ReduceOp>(desc[TESSEL_RT_DESC_KIND])) {
+    for (int64_t d = 0; d < rank; ++d) {
+      inCount *= inShape[d];
+      outCount *= outShape[d];
     }
-    std::vector<char> all(n * inCount * width);
-    ctx.comm->allGather(in, all.data(), inCount * width, group);
+  }
+};
+
+/// all_gather along a dimension that is not the outermost: gathered into
+/// staging, then member j's slab of every outer row put in place.
+void startGather(RankContext &ctx, const Decoded &c, const void *in,
+                 char *dst, const Group &group, InFlightCollective &op) {
+  int64_t outer, size, inner, n = group.size();
+  around(c.inShape, c.rank, c.params[0], outer, size, inner);
+  int64_t block = size * inner * c.width; // one member's slab per outer row
+  int64_t bytes = c.inCount * c.width;
+  if (outer == 1) {
+    op.request = ctx.comm->startAllGather(in, dst, bytes, group);
+    return;
+  }
+  op.staging.resize(n * bytes);
+  const char *all = op.staging.data();
+  op.request = ctx.comm->startAllGather(in, op.staging.data(), bytes, group);
+  op.unpack = [=] {
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t j = 0; j < n; ++j)
-        std::memcpy(dst + (o * n + j) * block,
-                    all.data() + (j * outer + o) * block, block);
+        std::memcpy(dst + (o * n + j) * block, all + (j * outer + o) * block,
+                    block);
+  };
+}
+
+/// reduce_scatter along a dimension that is not the outermost: member j's
+/// piece of every outer row made contiguous in staging, then reduced.
+void startScatter(RankContext &ctx, const Decoded &c, const char *src,
+                  void *out, DType type, const Group &group,
+                  InFlightCollective &op) {
+  int64_t outer, size, inner, n = group.size();
+  around(c.inShape, c.rank, c.params[0], outer, size, inner);
+  int64_t piece = size / n, block = piece * inner; // elements per row
+  if (outer == 1) {
+    op.request =
+        ctx.comm->startReduceScatter(src, out, block, type, c.kind, group);
     return;
   }
-  case TESSEL_RT_REDUCE_SCATTER: {
-    int64_t outer, size, inner;
-    around(inShape, rank, params[0], outer, size, inner);
-    int64_t piece = size / n, block = piece * inner; // elements per row
-    if (outer == 1) {
-      ctx.comm->reduceScatter(in, out, block, type, kind, group);
-      return;
-    }
-    // Member j's piece of every outer row, made contiguous, then reduced.
-    std::vector<char> packed(inCount * width);
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t o = 0; o < outer; ++o)
-        std::memcpy(packed.data() + (j * outer + o) * block * width,
-                    src + (o * size + j * piece) * inner * width,
-                    block * width);
-    ctx.comm->reduceScatter(packed.data(), out, outer * block, type, kind,
-                            group);
-    return;
-  }
-  case TESSEL_RT_ALL_TO_ALL: {
-    int64_t split = params[0], concat = params[1];
-    // Pack: block j = the input's j-th piece along `split`.
-    int64_t so, ss, si;
-    around(inShape, rank, split, so, ss, si);
-    int64_t sp = ss / n, pieceCount = so * sp * si;
-    std::vector<char> packed(inCount * width), received(inCount * width);
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t o = 0; o < so; ++o)
-        std::memcpy(packed.data() + (j * pieceCount + o * sp * si) * width,
-                    src + (o * ss + j * sp) * si * width, sp * si * width);
-    ctx.comm->allToAll(packed.data(), received.data(), pieceCount * width,
-                       group);
-    // Unpack: member j's piece goes to position j along `concat`.
-    std::vector<int64_t> pieceShape(inShape, inShape + rank);
-    pieceShape[split] = sp;
-    int64_t co, cs, ci;
-    around(pieceShape.data(), rank, concat, co, cs, ci);
+  op.staging.resize(c.inCount * c.width);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(op.staging.data() + (j * outer + o) * block * c.width,
+                  src + (o * size + j * piece) * inner * c.width,
+                  block * c.width);
+  op.request = ctx.comm->startReduceScatter(op.staging.data(), out,
+                                            outer * block, type, c.kind, group);
+}
+
+/// all_to_all: block j of staging = the input's j-th piece along `split`;
+/// after the exchange, member j's piece goes to position j along `concat`.
+void startAllToAll(RankContext &ctx, const Decoded &c, const char *src,
+                   char *dst, const Group &group, InFlightCollective &op) {
+  int64_t n = group.size(), split = c.params[0], concat = c.params[1];
+  int64_t width = c.width, bytes = c.inCount * width;
+  int64_t so, ss, si;
+  around(c.inShape, c.rank, split, so, ss, si);
+  int64_t sp = ss / n, pieceCount = so * sp * si;
+  op.staging.resize(2 * bytes); // packed input, then received blocks
+  char *packed = op.staging.data(), *received = packed + bytes;
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t o = 0; o < so; ++o)
+      std::memcpy(packed + (j * pieceCount + o * sp * si) * width,
+                  src + (o * ss + j * sp) * si * width, sp * si * width);
+  op.request =
+      ctx.comm->startAllToAll(packed, received, pieceCount * width, group);
+  std::vector<int64_t> pieceShape(c.inShape, c.inShape + c.rank);
+  pieceShape[split] = sp;
+  int64_t co, cs, ci;
+  around(pieceShape.data(), c.rank, concat, co, cs, ci);
+  op.unpack = [=] {
     for (int64_t j = 0; j < n; ++j)
       for (int64_t o = 0; o < co; ++o)
         std::memcpy(dst + (o * n * cs + j * cs) * ci * width,
-                    received.data() + (j * pieceCount + o * cs * ci) * width,
+                    received + (j * pieceCount + o * cs * ci) * width,
                     cs * ci * width);
-    return;
+  };
+}
+
+/// Starts the collective `desc` describes (runtime/Abi.h); its result is in
+/// `out` once `finishCollective` has run.
+InFlightCollective startCollective(RankContext &ctx, const int64_t *desc,
+                                   const void *in, void *out, DType type) {
+  Decoded c(desc, type);
+  InFlightCollective op;
+  op.out = out;
+  const Group *g = groupOf(ctx, desc[TESSEL_RT_DESC_GROUP]);
+  if (!g) {
+    std::memcpy(out, in, c.outCount * c.width);
+    return op;
   }
+  const char *src = static_cast<const char *>(in);
+  char *dst = static_cast<char *>(out);
+  switch (c.opcode) {
+  case TESSEL_RT_ALL_REDUCE:
+    op.request =
+        ctx.comm->startAllReduce(in, out, c.inCount, type, c.kind, *g);
+    break;
+  case TESSEL_RT_ALL_GATHER:
+    startGather(ctx, c, in, dst, *g, op);
+    break;
+  case TESSEL_RT_REDUCE_SCATTER:
+    startScatter(ctx, c, src, out, type, *g, op);
+    break;
+  case TESSEL_RT_ALL_TO_ALL:
+    startAllToAll(ctx, c, src, dst, *g, op);
+    break;
   case TESSEL_RT_COLLECTIVE_PERMUTE: {
-    int64_t pairs = params[2];
-    std::vector<int64_t> list(params + 3, params + 3 + 2 * pairs);
-    ctx.comm->permute(in, out, inCount * width, list, group);
-    return;
+    int64_t pairs = c.params[2];
+    std::vector<int64_t> list(c.params + 3, c.params + 3 + 2 * pairs);
+    op.request =
+        ctx.comm->startPermute(in, out, c.inCount * c.width, list, *g);
+    break;
   }
   default:
-    ctx.comm->fail("unknown collective opcode " + std::to_string(opcode));
+    ctx.comm->fail("unknown collective opcode " + std::to_string(c.opcode));
   }
+  return op;
+}
+
+void finishCollective(RankContext &ctx, InFlightCollective &op) {
+  if (!op.request.complete())
+    ctx.comm->wait(op.request);
+  if (op.unpack)
+    op.unpack();
+}
+
+void collective(const int64_t *desc, const void *in, void *out, DType type) {
+  RankContext &ctx = currentRank();
+  Timer t(ctx.commSeconds, "communication",
+          [&] { return collectiveName(desc, type, ""); });
+  InFlightCollective op = startCollective(ctx, desc, in, out, type);
+  finishCollective(ctx, op);
+}
+
+void collectiveStart(const int64_t *desc, const void *in, void *out,
+                     DType type) {
+  RankContext &ctx = currentRank();
+  Timer t(ctx.commSeconds, "communication",
+          [&] { return collectiveName(desc, type, " (start)"); });
+  ctx.collectives.push_back(startCollective(ctx, desc, in, out, type));
+}
+
+void collectiveWait(const int64_t *desc, void *out, DType type) {
+  RankContext &ctx = currentRank();
+  Timer t(ctx.commSeconds, "communication",
+          [&] { return collectiveName(desc, type, " (wait)"); });
+  auto op = llvm::find_if(ctx.collectives, [&](const InFlightCollective &c) {
+    return c.out == out;
+  });
+  if (op == ctx.collectives.end())
+    ctx.comm->fail("this program waits for a collective it did not start "
+                   "(" + collectiveName(desc, type, "") +
+                   "); the program is damaged");
+  finishCollective(ctx, *op);
+  ctx.collectives.erase(op);
 }
 } // namespace
 
@@ -277,6 +358,17 @@ void recv(const int64_t *desc, void *out, DType type) {
       TESSEL_RT_MEMREF(T, in), TESSEL_RT_MEMREF(T, out),                       \
       TESSEL_RT_MEMREF(int64_t, desc)) {                                       \
     collective(desc + desc_offset, in + in_offset, out + out_offset, dtype);   \
+  }                                                                            \
+  extern "C" void tessel_rt_collective_start_##suffix(                         \
+      TESSEL_RT_MEMREF(T, in), TESSEL_RT_MEMREF(T, out),                       \
+      TESSEL_RT_MEMREF(int64_t, desc)) {                                       \
+    collectiveStart(desc + desc_offset, in + in_offset, out + out_offset,      \
+                    dtype);                                                    \
+  }                                                                            \
+  extern "C" void tessel_rt_collective_wait_##suffix(                          \
+      TESSEL_RT_MEMREF(T, in), TESSEL_RT_MEMREF(T, out),                       \
+      TESSEL_RT_MEMREF(int64_t, desc)) {                                       \
+    collectiveWait(desc + desc_offset, out + out_offset, dtype);               \
   }                                                                            \
   extern "C" void tessel_rt_send_##suffix(TESSEL_RT_MEMREF(T, in),             \
                                           TESSEL_RT_MEMREF(int64_t, desc)) {   \

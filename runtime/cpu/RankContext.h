@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,14 +31,28 @@ struct TraceEvent {
   double startUs, durationUs;
 };
 
+/// A collective the program started (tessel_rt_collective_start_*) and has
+/// not yet waited for; the wait names it by its result buffer.
+struct InFlightCollective {
+  void *out = nullptr;
+  Request request;
+  /// Packed input or received blocks, kept until the collective completes.
+  std::vector<char> staging;
+  /// Puts received blocks in place once complete (empty: nothing to do).
+  std::function<void()> unpack;
+};
+
 struct RankContext {
   Communicator *comm = nullptr;
   /// The program's communicator groups (program::Program::groups), made
   /// at start-up; null where this rank is not a member.
   std::vector<std::unique_ptr<Group>> groups;
   /// Sends in flight with their bytes: a compiled send does not wait for
-  /// its receiver (runtime/Abi.h); `completeSends` finishes them.
+  /// its receiver (runtime/Abi.h); `completeCommunication` finishes them.
   std::deque<std::pair<std::vector<char>, Request>> sends;
+  /// Collectives started and not yet waited for (runtime/Abi.h): the
+  /// program waits for each before it reads the result or starts another.
+  std::vector<InFlightCollective> collectives;
   /// Seconds spent in collectives and in matmuls (for progress reports).
   double commSeconds = 0, gemmSeconds = 0;
   /// Floating-point operations of the matmuls run so far (2*m*n*k each).
@@ -72,8 +87,9 @@ llvm::Error writeTrace(
     const std::vector<std::pair<int64_t, std::vector<TraceEvent>>> &ranks);
 
 RankContext &currentRank();
-/// Waits for the sends `context` has in flight.
-void completeSends(RankContext &context);
+/// At an entry's return: waits for the sends `context` has in flight, and
+/// stops the run if a collective was started and never waited for.
+void completeCommunication(RankContext &context);
 /// Ends the open tessel.region's span (at an entry's return, and when a
 /// receive starts waiting).
 void closeRegion(RankContext &context);

@@ -234,7 +234,7 @@ double optimizerStep(Rank &rank, int64_t k) {
       buffers.push_back(buffer.get());
     rank.entry.function(buffers.data());
     closeRegion(rank.ctx);
-    completeSends(rank.ctx);
+    completeCommunication(rank.ctx);
     if (b.loss)
       lossSum += rank.resultScalar(*b.loss);
     rank.addMetrics(rank.metrics, 1.0 / double(run.microSteps));
@@ -270,7 +270,7 @@ double evalBatch(Rank &rank, Eval &ev, int64_t stepsDone, int64_t n) {
   for (auto &buffer : ev.results)
     buffers.push_back(buffer.get());
   e.function(buffers.data());
-  completeSends(rank.ctx);
+  completeCommunication(rank.ctx);
   double loss = 0;
   int64_t i;
   if (b.loss)
@@ -334,7 +334,7 @@ void runInits(Rank &rank) {
       buffers.push_back(results.back().get());
     }
     e.function(buffers.data());
-    completeSends(rank.ctx);
+    completeCommunication(rank.ctx);
     for (auto [r, info] : llvm::enumerate(e.entry->results))
       for (auto [a, arg] : llvm::enumerate(rank.entry.entry->arguments))
         if (arg.name == info.name && program::isCarried(arg.role)) {

@@ -128,7 +128,7 @@ def sharding(mesh_name, dims):
 
 
 def program(mesh, op_text, in_shape, out_shape, out_dims, out_type="f32",
-            placed=False):
+            placed=False, overlapped=False):
     mesh_decl = ", ".join('"%s"=%d' % (a, s)
                           for a, s in zip(mesh.names, mesh.sizes))
     if placed:
@@ -136,13 +136,25 @@ def program(mesh, op_text, in_shape, out_shape, out_dims, out_type="f32",
             str(d) for d in reversed(range(mesh.n)))
     t_in = "tensor<%sxf32>" % "x".join(map(str, in_shape))
     t_out = "tensor<%sx%s>" % ("x".join(map(str, out_shape)), out_type)
+    body = op_text.replace("T_IN", t_in).replace("T_OUT", t_out)
+    extra_type, extra_value = "", ""
+    if overlapped:
+        # Compute between the collective and the return, whose result is
+        # returned too (and not checked): the compiled program starts the
+        # collective, computes, then waits for it.
+        body += "\n  %%e = tessel.exp %%x : %s" % t_in
+        extra_type = ", %s {tessel.sharding = %s}" % (
+            t_in, sharding("m", [mesh.names, []]))
+        extra_value = ", %e"
+    results = "%s {tessel.sharding = %s}%s" % (t_out, sharding("m", out_dims),
+                                              extra_type)
+    types = t_out + (", " + t_in if overlapped else "")
     return (
         "tessel.mesh @m [%s]\n"
-        "func.func @f(%%x: %s {tessel.sharding = %s}) -> (%s {tessel.sharding"
-        " = %s}) attributes {tessel.spmd = @m} {\n%s\n  return %%r : %s\n}\n"
-        % (mesh_decl, t_in, sharding("m", [mesh.names, []]), t_out,
-           sharding("m", out_dims), op_text.replace("T_IN", t_in)
-           .replace("T_OUT", t_out), t_out))
+        "func.func @f(%%x: %s {tessel.sharding = %s}) -> (%s) attributes "
+        "{tessel.spmd = @m} {\n%s\n  return %%r%s : %s\n}\n"
+        % (mesh_decl, t_in, sharding("m", [mesh.names, []]), results, body,
+           extra_value, types))
 
 
 def place(mesh, out_dims, per_device, global_shape):
@@ -198,6 +210,9 @@ def main():
                    help="with --compile: run under mpirun")
     p.add_argument("--placed", action="store_true",
                    help="give each mesh a reversed device list")
+    p.add_argument("--overlapped", action="store_true",
+                   help="compute between each collective and the return "
+                        "(compiled: a split start and wait)")
     p.add_argument("--ops", help="comma-separated op names to check")
     p.add_argument("--meshes", default="0,1,2",
                    help="which meshes: 0 (x=4), 1 (x=2, y=3), 2 (2x2x2); "
@@ -293,7 +308,7 @@ def main():
                     title, ",".join(axes))
                 out_type = "i32" if title == "axis_index" else "f32"
                 text = program(mesh, op_text, [2, cols], out_shape, out_dims,
-                               out_type, opts.placed)
+                               out_type, opts.placed, opts.overlapped)
                 base = os.path.join(opts.out, "case%d" % (passed + failed))
                 with open(base + ".mlir", "w") as f:
                     f.write(text)

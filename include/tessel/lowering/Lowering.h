@@ -48,6 +48,20 @@ void populateTesselIndexingToLinalgPatterns(RewritePatternSet &patterns);
 /// The CPU target's patterns: dot_general to OpenBLAS (16-bit floats
 /// widened to f32), collectives, send/recv and axis_index to libtessel_rt.
 void populateCpuDevicePatterns(RewritePatternSet &patterns);
+/// After a target's patterns: each collective call with compute between it
+/// and the first op that reads its result or communicates becomes
+/// tessel_rt_collective_start_* and a wait placed there (runtime/Abi.h),
+/// so the program computes while the collective is in flight.
+void splitCollectives(ModuleOp module);
+/// The wrappers of split collectives' starts and waits are named so.
+constexpr llvm::StringLiteral kCollectiveStartWrapper =
+    "__tessel_call_tessel_rt_collective_start_";
+constexpr llvm::StringLiteral kCollectiveWaitWrapper =
+    "__tessel_call_tessel_rt_collective_wait_";
+/// After one-shot bufferization: each split collective's wait gets the
+/// buffer its start read (where the operand was a strided view, each call
+/// got a copy of its own; the start's must live until the wait).
+std::unique_ptr<Pass> createShareCollectiveInputsPass();
 
 /// Registers every dialect and interface the CPU pipeline needs.
 void registerCpuLoweringDialects(DialectRegistry &registry);

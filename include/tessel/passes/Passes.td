@@ -423,13 +423,20 @@ def TesselLowerToLinalgPass : Pass<"tessel-lower-to-linalg", "ModuleOp"> {
     every target. The target (tessel/lowering/Target.h) lowers the rest:
     for `cpu`, dot_general becomes a call to `tessel_rt_gemm_*` (OpenBLAS),
     collectives, send, recv and axis_index calls into libtessel_rt
-    (runtime/Abi.h) naming their communicator group. Afterwards the meshes
-    and tessel attributes are dropped.
+    (runtime/Abi.h) naming their communicator group. A collective with
+    compute between it and the first op that reads its result or
+    communicates is split into a start and a wait there (overlap), for
+    every target. Afterwards the meshes and tessel attributes are dropped.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
            "The backend that lowers matmuls and communication (registered "
-           "in tessel/lowering/Target.h)">
+           "in tessel/lowering/Target.h)">,
+    Option<"overlapCollectives", "overlap-collectives", "bool",
+           /*default=*/"true",
+           "Split each collective into a start and a wait before the first "
+           "op that reads its result or communicates, so that the program "
+           "computes while it is in flight (runtime/Abi.h)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

@@ -23,6 +23,13 @@
  * indices; send: the target's group index and the channel; recv: the
  * source's group index and the channel. A send returns once its bytes are
  * copied: it does not wait for the receiver.
+ *
+ * A collective may also be split in two, so that the program computes while
+ * it is in flight: tessel_rt_collective_start_<type>(in, out, desc) starts
+ * it and returns; tessel_rt_collective_wait_<type>(in, out, desc), with the
+ * same buffers, completes it. Until the wait, `in` must stay unchanged and
+ * `out` unread; every start has its wait before the entry returns (the run
+ * stops with a message otherwise).
  *===----------------------------------------------------------------------===*/
 
 #ifndef TESSEL_RUNTIME_ABI_H
@@ -109,6 +116,12 @@ void tessel_rt_custom_call(TESSEL_RT_MEMREF(int64_t, buffers),
   void tessel_rt_collective_##suffix(TESSEL_RT_MEMREF(T, in),                  \
                                      TESSEL_RT_MEMREF(T, out),                 \
                                      TESSEL_RT_MEMREF(int64_t, desc));         \
+  void tessel_rt_collective_start_##suffix(TESSEL_RT_MEMREF(T, in),            \
+                                           TESSEL_RT_MEMREF(T, out),           \
+                                           TESSEL_RT_MEMREF(int64_t, desc));   \
+  void tessel_rt_collective_wait_##suffix(TESSEL_RT_MEMREF(T, in),             \
+                                          TESSEL_RT_MEMREF(T, out),            \
+                                          TESSEL_RT_MEMREF(int64_t, desc));    \
   void tessel_rt_send_##suffix(TESSEL_RT_MEMREF(T, in),                        \
                                TESSEL_RT_MEMREF(int64_t, desc));               \
   void tessel_rt_recv_##suffix(TESSEL_RT_MEMREF(T, out),                       \
