@@ -8,6 +8,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "llvm/ADT/MapVector.h"
+
 #define DEBUG_TYPE "tessel-optimize-collectives"
 
 namespace mlir::tessel {
@@ -34,6 +36,7 @@ struct TesselOptimizeCollectivesPass
       if (!func->hasAttr(TesselDialect::kSpmdAttrName) || func.isExternal())
         continue;
       foldBlocks(func);
+      mergeSummedAllReduces(func);
       foldIdentityReshapes(func);
       hoist(func);
       bucket(func);
@@ -70,6 +73,79 @@ struct TesselOptimizeCollectivesPass
       s.erase();
       ar.erase();
     }
+  }
+
+  /// A sum of sum all-reduces of one group is the all-reduce of the sum:
+  /// in a tree of adds (each used once, by the next), several such
+  /// all-reduces become one. The global gradient norm under ZeRO-2 adds one
+  /// partial square sum per sharded gradient, cut apart by the replicated
+  /// ones'; this makes them one all-reduce instead of one per gradient.
+  void mergeSummedAllReduces(func::FuncOp func) {
+    SmallVector<AddOp> roots;
+    func.walk([&](AddOp add) {
+      if (!add->hasOneUse() || !isa<AddOp>(*add->user_begin()))
+        roots.push_back(add);
+    });
+    for (AddOp root : roots)
+      mergeInSum(root);
+  }
+
+  void mergeInSum(AddOp root) {
+    // The tree's leaves, in order, and its adds.
+    SmallVector<Value> leaves;
+    SmallVector<Operation *> adds, stack = {root};
+    while (!stack.empty()) {
+      Operation *add = stack.pop_back_val();
+      adds.push_back(add);
+      for (Value v : llvm::reverse(add->getOperands())) {
+        auto inner = v.getDefiningOp<AddOp>();
+        if (inner && inner->hasOneUse() && v.getType() == root.getType())
+          stack.push_back(inner);
+        else
+          leaves.push_back(v);
+      }
+    }
+    using Key = std::pair<Attribute, Attribute>;
+    llvm::MapVector<Key, SmallVector<AllReduceOp>> groups;
+    for (Value v : leaves) {
+      auto ar = v.getDefiningOp<AllReduceOp>();
+      if (ar && ar.getKind() == CollectiveKind::sum && ar->hasOneUse())
+        groups[{ar.getMeshAttr(), ar.getAxes()}].push_back(ar);
+    }
+    if (llvm::none_of(groups, [](auto &g) { return g.second.size() > 1; }))
+      return;
+    OpBuilder b(root);
+    Location loc = root.getLoc();
+    auto sum = [&](Value x, Value y) {
+      auto add = AddOp::create(b, loc, x, y);
+      add->setDiscardableAttrs(root->getDiscardableAttrDictionary());
+      return add.getResult();
+    };
+    Value total;
+    SmallVector<Operation *> merged;
+    for (Value v : leaves) {
+      auto ar = v.getDefiningOp<AllReduceOp>();
+      auto group = ar ? groups.find({ar.getMeshAttr(), ar.getAxes()})
+                      : groups.end();
+      if (group != groups.end() && group->second.size() > 1) {
+        if (ar != group->second.front())
+          continue; // summed into the group's first
+        Value inner;
+        for (AllReduceOp m : group->second) {
+          inner = inner ? sum(inner, m.getInput()) : m.getInput();
+          merged.push_back(m);
+        }
+        v = AllReduceOp::create(b, loc, v.getType(), CollectiveKind::sum,
+                                inner, ar.getMeshAttr().getValue(),
+                                ar.getAxes());
+      }
+      total = total ? sum(total, v) : v;
+    }
+    root.getResult().replaceAllUsesWith(total);
+    for (Operation *op : adds)
+      op->erase();
+    for (Operation *op : merged)
+      op->erase();
   }
 
   /// A reshape to its operand's own type (autodiff's reshape of a
@@ -178,20 +254,8 @@ struct TesselOptimizeCollectivesPass
       flush(&open.front());
   }
 
-  /// The first op of `op`'s block that uses its result (or holds a use).
-  static Operation *firstUser(Operation *op) {
-    mlir::Block *block = op->getBlock();
-    Operation *first = block->getTerminator();
-    for (Operation *user : op->getUsers()) {
-      Operation *top = block->findAncestorOpInBlock(*user);
-      if (top && top->isBeforeInBlock(first))
-        first = top;
-    }
-    return first;
-  }
-
   /// One all-reduce of the flattened, concatenated inputs, placed at the
-  /// last member; results sliced back out before their first uses.
+  /// last member; results sliced back out.
   void combine(ArrayRef<AllReduceOp> members) {
     AllReduceOp last = members.back();
     OpBuilder b(last);
@@ -217,10 +281,6 @@ struct TesselOptimizeCollectivesPass
     for (AllReduceOp m : members) {
       RankedTensorType t = typeOf(m.getInput());
       int64_t n = t.getNumElements();
-      // Each piece is cut where it is first needed, so that the program
-      // computes between the all-reduce and its first reader (lowering
-      // overlaps the two).
-      b.setInsertionPoint(firstUser(m));
       Value piece = SliceOp::create(b, loc, reduced, ArrayRef<int64_t>{offset},
                                     ArrayRef<int64_t>{offset + n},
                                     ArrayRef<int64_t>{1});

@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/Pass.h"
 
@@ -59,6 +60,33 @@ bool isBlockingCollective(StringRef callee) {
          !callee.starts_with("wait_");
 }
 
+/// The first op of `v`'s block that uses it (or holds a use), else the
+/// terminator.
+Operation *firstUser(Value v) {
+  Block *block = v.getParentBlock();
+  Operation *first = block->getTerminator();
+  for (Operation *user : v.getUsers()) {
+    Operation *top = block->findAncestorOpInBlock(*user);
+    if (top && top->isBeforeInBlock(first))
+      first = top;
+  }
+  return first;
+}
+
+/// Moves the views of `v` (slices, reshapes: a bucket's members cut out of
+/// its all-reduce) down to just before their first users, so that the wait
+/// can go after the compute in between.
+void sinkViews(Value v) {
+  for (Operation *user : llvm::make_early_inc_range(v.getUsers())) {
+    if (!isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+             tensor::CollapseShapeOp>(user) ||
+        user->getBlock() != v.getParentBlock())
+      continue;
+    sinkViews(user->getResult(0));
+    user->moveBefore(firstUser(user->getResult(0)));
+  }
+}
+
 /// Where the wait of `call` goes: the first op of its block that uses the
 /// result (itself or inside its regions), communicates, marks a schedule
 /// action (pipeline stages are cut into pieces there before bufferization,
@@ -89,13 +117,18 @@ Operation *waitPoint(func::CallOp call, SymbolTable &symbols) {
 
 void mlir::tessel::splitCollectives(ModuleOp module) {
   SymbolTable symbols(module);
-  SmallVector<std::pair<func::CallOp, Operation *>> splits;
+  SmallVector<func::CallOp> collectives;
   module.walk([&](func::CallOp call) {
     if (call.getNumResults() == 1 &&
         isBlockingCollective(runtimeCallee(call, symbols)))
-      if (Operation *at = waitPoint(call, symbols))
-        splits.push_back({call, at});
+      collectives.push_back(call);
   });
+  SmallVector<std::pair<func::CallOp, Operation *>> splits;
+  for (func::CallOp call : collectives) {
+    sinkViews(call.getResult(0));
+    if (Operation *at = waitPoint(call, symbols))
+      splits.push_back({call, at});
+  }
   for (auto [call, at] : splits) {
     auto wrapper = symbols.lookup<func::FuncOp>(call.getCallee());
     auto key = wrapper->getAttrOfType<ArrayAttr>(kRuntimeCallKey);

@@ -137,3 +137,34 @@ func.func @interleaved_groups(%g0: tensor<4xf32>, %t0: tensor<2xf32>, %g1: tenso
   %7 = tessel.all_reduce sum %h on @mesh ["dp"] : tensor<2x4xf32>
   return %1, %4, %7, %late : tensor<4xf32>, tensor<4xf32>, tensor<2x4xf32>, tensor<2xf32>
 }
+
+// -----
+
+tessel.mesh @mesh ["dp"=2, "tp"=4]
+
+// Tests that a chain of adds summing several sum all-reduces of one group
+// (a global norm's partial squares under ZeRO-2) becomes one all-reduce of
+// their sum; a replicated term, and an all-reduce of another group, stay
+// outside it.
+// CHECK-LABEL: func.func @summed_all_reduces
+// CHECK:         tessel.all_reduce sum %arg4 on @mesh ["tp"]
+// CHECK:         %[[S1:.*]] = tessel.add %arg2, %arg1
+// CHECK-NEXT:    %[[S2:.*]] = tessel.add %[[S1]], %arg0
+// CHECK-NEXT:    tessel.all_reduce sum %[[S2]] on @mesh ["dp"]
+// CHECK-NOT:     tessel.all_reduce
+// CHECK:         tessel.sqrt
+// SMALL-LABEL: func.func @summed_all_reduces
+// SMALL-COUNT-2: tessel.all_reduce
+// SMALL-NOT:     tessel.all_reduce
+func.func @summed_all_reduces(%a: tensor<f64>, %b: tensor<f64>, %c: tensor<f64>, %r: tensor<f64>, %t: tensor<f64>) -> tensor<f64> attributes {tessel.spmd = @mesh} {
+  %0 = tessel.all_reduce sum %a on @mesh ["dp"] : tensor<f64>
+  %1 = tessel.all_reduce sum %b on @mesh ["dp"] : tensor<f64>
+  %2 = tessel.add %0, %1 : tensor<f64>
+  %3 = tessel.add %2, %r : tensor<f64>
+  %4 = tessel.all_reduce sum %c on @mesh ["dp"] : tensor<f64>
+  %5 = tessel.add %3, %4 : tensor<f64>
+  %6 = tessel.all_reduce sum %t on @mesh ["tp"] : tensor<f64>
+  %7 = tessel.add %5, %6 : tensor<f64>
+  %8 = tessel.sqrt %7 : tensor<f64>
+  return %8 : tensor<f64>
+}

@@ -240,6 +240,10 @@ def TesselOptimizeCollectivesPass
       * all-reduces (sum, same mesh, axes and element type) of at most
         `bucket-bytes` each, with no use of one between them, are combined
         into one all-reduce of their concatenation (gradient bucketing);
+      * adds (each used once, by the next) summing several sum all-reduces
+        of one group become one all-reduce of the sum (the global norm's
+        partial squares under ZeRO-2/3; the terms are reassociated, so the
+        last bits may differ);
       * collectives whose results are unused are removed.
     The differential tests run with and without this pass.
   }];
