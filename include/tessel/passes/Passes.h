@@ -6,6 +6,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "tessel/dialects/tessel/TesselDialect.h"
+#include "tessel/passes/Buckets.h"
 
 namespace mlir::tessel {
 

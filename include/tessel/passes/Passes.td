@@ -248,7 +248,8 @@ def TesselOptimizeCollectivesPass
     The differential tests run with and without this pass.
   }];
   let options = [
-    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"1 << 20",
+    Option<"bucketBytes", "bucket-bytes", "int64_t",
+           /*default=*/"::mlir::tessel::kGradientBucketBytes",
            "Largest all-reduce (bytes per device) that is bucketed">
   ];
 }

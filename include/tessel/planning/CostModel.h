@@ -12,6 +12,8 @@
 #ifndef TESSEL_PLANNING_COSTMODEL_H
 #define TESSEL_PLANNING_COSTMODEL_H
 
+#include "tessel/passes/Buckets.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -167,14 +169,12 @@ struct DeviceLoad {
 };
 DeviceLoad analyticLoad(const ModelProfile &model, const Plan &plan);
 
-/// --tessel-optimize-collectives' default bucket: 1 MiB per device.
-constexpr double kGradientBucketBytes = 1 << 20;
 /// The all-reduces one data-parallel gradient reduction takes as
 /// --tessel-optimize-collectives combines them: a gradient larger than a
 /// bucket alone, the others packed in order into buckets of at most
 /// `bucketBytes` (docs/partitioning.md).
 int64_t gradientBuckets(llvm::ArrayRef<double> tensorBytes,
-                        double bucketBytes = kGradientBucketBytes);
+                        double bucketBytes = double(kGradientBucketBytes));
 
 struct Memory {
   double weights = 0, gradients = 0, optimizer = 0, activations = 0,
