@@ -86,6 +86,25 @@ func.func @action(%a: tensor<64xf32>, %x: tensor<8x8xf32>) -> (tensor<64xf32>, t
 // CHECK:         call @__tessel_call_tessel_rt_collective_wait_f32{{.*}}(%arg0, %[[S]])
 // CHECK-NEXT:    call @tessel_rt_region
 
+// A bucket's members are cut out of its all-reduce right after it (in
+// tessel IR); the cuts move down to their readers, so the compute in
+// between still overlaps the all-reduce.
+func.func @bucket_pieces(%g: tensor<16xf32>, %x: tensor<8x8xf32>) -> (tensor<8xf32>, tensor<2x4xf32>, tensor<8x8xf32>) {
+  %r = tessel.all_reduce sum %g on @mesh ["dp"] : tensor<16xf32>
+  %a = tessel.slice %r, start = [0], limit = [8], strides = [1] : (tensor<16xf32>) -> tensor<8xf32>
+  %b = tessel.slice %r, start = [8], limit = [16], strides = [1] : (tensor<16xf32>) -> tensor<8xf32>
+  %c = tessel.reshape %b : (tensor<8xf32>) -> tensor<2x4xf32>
+  %y = tessel.dot_general %x, %x, batching = [] x [], contracting = [1] x [0] : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %u = tessel.add %a, %a : tensor<8xf32>
+  return %u, %c, %y : tensor<8xf32>, tensor<2x4xf32>, tensor<8x8xf32>
+}
+// CHECK-LABEL: func.func @bucket_pieces(
+// CHECK:         %[[S:.*]] = call @__tessel_call_tessel_rt_collective_start_f32
+// CHECK-NOT:     tensor.extract_slice
+// CHECK:         call @__tessel_call_tessel_rt_gemm_f32
+// CHECK:         %[[R:.*]] = call @__tessel_call_tessel_rt_collective_wait_f32{{.*}}(%arg0, %[[S]])
+// CHECK-NEXT:    tensor.extract_slice %[[R]][0]
+
 // The wait's wrapper returns its result argument as it is.
 // CHECK:       func.func private @[[$WAIT]](%{{.*}}: tensor<64xf32>, %[[OUT:.*]]: tensor<64xf32>) -> tensor<64xf32>
 // CHECK:         call @tessel_rt_collective_wait_f32(
