@@ -68,11 +68,15 @@ using Phase = std::function<void(const std::vector<const void *> &ins,
 
 struct World {
   World(int64_t size, std::chrono::seconds timeout)
-      : size(size), timeout(timeout) {}
+      : size(size), timeout(timeout), wakeups(size) {}
   int64_t size;
   std::chrono::seconds timeout;
   std::mutex mutex;
-  std::condition_variable changed;
+  /// Each rank sleeps on its own: an event wakes only the ranks it may let
+  /// progress (the members of the group, a message's receiver). Waking all
+  /// of them for every event costs the ranks that compute their cores
+  /// where ranks outnumber cores.
+  std::vector<std::condition_variable> wakeups;
   std::map<SlotKey, Slot> slots;
   std::map<MailKey, std::deque<std::vector<char>>> mailboxes;
 };
@@ -83,6 +87,7 @@ struct ThreadOperation final : PendingOperation {
   Slot *slot = nullptr;
   SlotKey key;
   int64_t members = 0;
+  std::vector<int64_t> ranks; ///< the group's, to wake
   std::vector<Phase> phases;
   size_t next = 0;
   // A receive.
@@ -222,7 +227,7 @@ public:
     auto key = groupKey(g);
     shared.mailboxes[{key.first, key.second, me, peerRank(g, peer), tag}]
         .emplace_back(p, p + bytes);
-    shared.changed.notify_all();
+    shared.wakeups[peerRank(g, peer)].notify_one();
     return Request();
   }
 
@@ -249,7 +254,7 @@ public:
       progress(lock);
       if (op->finished)
         break;
-      if (shared.changed.wait_until(lock, deadline) ==
+      if (shared.wakeups[me].wait_until(lock, deadline) ==
           std::cv_status::timeout) {
         progress(lock);
         if (op->finished)
@@ -313,6 +318,13 @@ private:
     return g.ranks()[peer];
   }
 
+  /// Wakes the other members of a group (called with the lock held).
+  void wake(const std::vector<int64_t> &ranks) {
+    for (int64_t r : ranks)
+      if (r != me)
+        shared.wakeups[r].notify_one();
+  }
+
   /// Deposits this member's buffers for the group's next collective and
   /// returns the operation in flight.
   Request start(const void *in, void *out, const Group &g,
@@ -324,6 +336,7 @@ private:
     int64_t n = g.size();
     op->key = {group->key.first, group->key.second, sequence[group->key]++};
     op->members = n;
+    op->ranks = g.ranks();
     op->phases = std::move(phases);
     std::lock_guard<std::mutex> lock(shared.mutex);
     Slot &slot = shared.slots[op->key];
@@ -337,7 +350,7 @@ private:
     ++slot.deposited;
     op->slot = &slot;
     inFlight.push_back(op);
-    shared.changed.notify_all();
+    wake(op->ranks);
     return Request(op);
   }
 
@@ -390,7 +403,7 @@ private:
       op.phases[op.next](ins, outs);
       lock.lock();
       ++slot.done[op.next++];
-      shared.changed.notify_all();
+      wake(op.ranks);
       moved = true;
     }
     if (slot.done.back() != op.members)
