@@ -65,6 +65,11 @@ std::string runCustomKernel(const std::string &name,
                             const std::vector<TesselBuffer> &buffers,
                             int32_t numInputs, const std::string &config);
 
+/// With --trace, before this rank's events are written: adds the spans the
+/// device timed on its own clock and has not yet reported, waiting for
+/// them (GPUs: CUDA events, DeviceTimeline.h; nothing on CPUs).
+void finishDeviceTrace();
+
 /// The device, for the run's header ("cpu", "NVIDIA H200 (sm_90)").
 std::string deviceDescription();
 /// The dense matmul peak (FLOP/s) of this rank's device for matmuls of 16-bit

@@ -44,6 +44,8 @@ void *tessel::rt::allocateDeviceMemory(size_t bytes) {
 
 void tessel::rt::freeDeviceMemory(void *p) { std::free(p); }
 
+void tessel::rt::finishDeviceTrace() {}
+
 std::string tessel::rt::deviceDescription() { return ""; }
 
 double tessel::rt::devicePeakFlops(bool) { return 0; }

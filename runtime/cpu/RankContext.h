@@ -29,6 +29,11 @@ struct TraceEvent {
   /// "compute", "communication", "step" or "kernel" (GPU targets)
   const char *category;
   double startUs, durationUs;
+  /// Where it ran: the rank's host thread, or a stream of its device, timed
+  /// on the device's clock (DeviceTimeline.h).
+  int track = kHostTrack;
+  static constexpr int kHostTrack = 0, kDeviceCompute = 1,
+                       kDeviceCommunication = 2;
 };
 
 /// A collective the program started (tessel_rt_collective_start_*) and has

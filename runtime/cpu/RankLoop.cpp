@@ -444,6 +444,7 @@ std::string traceFileFor(llvm::StringRef name, int64_t rank) {
 void finishTrace(Rank &rank) {
   Run &run = rank.run;
   int64_t me = rank.comm.rank();
+  finishDeviceTrace();
   if (!run.traces.empty()) { // threads: main writes every rank's events
     run.traces[me] = std::move(rank.ctx.events);
     return;

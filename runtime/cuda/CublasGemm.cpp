@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../cpu/Timer.h"
+#include "CudaTimeline.h"
 #include "CudaCheck.h"
 #include "tessel/runtime/Abi.h"
 
@@ -194,6 +195,11 @@ void gemm(cudaDataType_t type, cublasComputeType_t compute,
   const Plan &p =
       planFor(type, compute, scaleType, batch, m, n, k, transA, transB);
   Scale one = 1, zero = 0;
+  DeviceTimeline *spans = cuda::timeline();
+  if (spans)
+    spans->begin(currentRank(), cudaStreamPerThread,
+                 gemmName(batch, m, n, k) + suffix, "compute",
+                 TraceEvent::kDeviceCompute);
   if (k == 0) {
     // An empty sum: cuBLASLt may reject k = 0.
     size_t elem = type == CUDA_R_64F ? 8 : type == CUDA_R_32F ? 4 : 2;
@@ -207,7 +213,11 @@ void gemm(cudaDataType_t type, cublasComputeType_t compute,
                                      cudaStreamPerThread),
             "matmul");
   }
+  if (spans)
+    spans->end();
   cuda::check(cudaStreamSynchronize(cudaStreamPerThread), "a matmul");
+  if (spans)
+    spans->collect(currentRank(), /*wait=*/false);
 }
 
 cublasComputeType_t f32Compute() {

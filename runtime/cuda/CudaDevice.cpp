@@ -12,6 +12,7 @@
 
 #include "../cpu/Device.h"
 #include "CudaCheck.h"
+#include "CudaTimeline.h"
 
 #include "tessel/runtime/PeakFlops.h"
 #include "tessel/support/CustomCalls.h"
@@ -66,6 +67,11 @@ void *tessel::rt::allocateDeviceMemory(size_t bytes) {
 void tessel::rt::freeDeviceMemory(void *p) {
   if (p)
     cudaFree(p);
+}
+
+void tessel::rt::finishDeviceTrace() {
+  if (DeviceTimeline *spans = cuda::timeline())
+    spans->collect(currentRank(), /*wait=*/true);
 }
 
 std::string tessel::rt::deviceDescription() {

@@ -12,13 +12,15 @@
 //    to one stream (cudaStreamPerThread): the stream the kernels ask for is
 //    not created and destroyed per launch;
 //  * a launch or kernel failure ends the run naming the kernel;
-//  * with --trace, each kernel is a span from its launch to the end of the
-//    synchronization after it (category "kernel", named after the kernel).
+//  * with --trace, each kernel is a span of the rank's GPU compute track,
+//    timed by CUDA events around it (category "kernel", named after the
+//    kernel; runtime/cpu/DeviceTimeline.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "../cpu/RankContext.h"
 #include "CudaCheck.h"
+#include "CudaTimeline.h"
 
 #include <cuda_runtime_api.h>
 
@@ -66,12 +68,10 @@ std::unordered_map<void *, std::string> &kernelNames() {
   return names;
 }
 
-/// The launch a traced rank waits for: its kernel and start.
-struct PendingLaunch {
-  void *kernel = nullptr;
-  double startUs = 0;
-};
-thread_local PendingLaunch pending;
+std::string kernelName(void *kernel) {
+  std::lock_guard<std::mutex> names(namesMutex);
+  return kernelNames()[kernel];
+}
 
 } // namespace
 
@@ -112,17 +112,8 @@ extern "C" void mgpuStreamDestroy(void *) {}
 extern "C" void mgpuStreamSynchronize(void *stream) {
   check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)),
         "a GPU kernel failed");
-  tessel::rt::RankContext &ctx = tessel::rt::currentRank();
-  if (!ctx.tracing || !pending.kernel)
-    return;
-  std::string name;
-  {
-    std::lock_guard<std::mutex> names(namesMutex);
-    name = kernelNames()[pending.kernel];
-  }
-  ctx.events.push_back({std::move(name), "kernel", pending.startUs,
-                        ctx.nowUs() - pending.startUs});
-  pending.kernel = nullptr;
+  if (tessel::rt::DeviceTimeline *spans = tessel::rt::cuda::timeline())
+    spans->collect(tessel::rt::currentRank(), /*wait=*/false);
 }
 
 extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
@@ -131,12 +122,15 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
                                  intptr_t blockZ, int32_t smem, void *stream,
                                  void **params, void ** /*extra*/,
                                  size_t /*paramsCount*/) {
-  tessel::rt::RankContext &ctx = tessel::rt::currentRank();
-  if (ctx.tracing)
-    pending = {function, ctx.nowUs()};
+  tessel::rt::DeviceTimeline *spans = tessel::rt::cuda::timeline();
+  if (spans)
+    spans->begin(tessel::rt::currentRank(), stream, kernelName(function),
+                 "kernel", tessel::rt::TraceEvent::kDeviceCompute);
   dim3 grid{unsigned(gridX), unsigned(gridY), unsigned(gridZ)};
   dim3 block{unsigned(blockX), unsigned(blockY), unsigned(blockZ)};
   check(cudaLaunchKernel(function, grid, block, params, size_t(smem),
                          static_cast<cudaStream_t>(stream)),
         "launching a GPU kernel");
+  if (spans)
+    spans->end();
 }

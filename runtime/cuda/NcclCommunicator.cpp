@@ -18,6 +18,7 @@
 
 #include "../cpu/Device.h"
 #include "CudaCheck.h"
+#include "CudaTimeline.h"
 
 #include "tessel/runtime/Bootstrap.h"
 #include "tessel/runtime/Communicator.h"
@@ -180,7 +181,7 @@ public:
 
   Request startAllReduce(const void *in, void *out, int64_t count, DType type,
                          ReduceOp op, const Group &g) override {
-    return launch([&] {
+    return launch("all_reduce", count * byteSize(type), [&] {
       checkNccl(nccl.ncclAllReduce(in, out, size_t(count), ncclTypeOf(type),
                                    ncclOpOf(op), commOf(g), stream),
                 "ncclAllReduce");
@@ -188,7 +189,7 @@ public:
   }
   Request startReduceScatter(const void *in, void *out, int64_t count,
                              DType type, ReduceOp op, const Group &g) override {
-    return launch([&] {
+    return launch("reduce_scatter", count * byteSize(type), [&] {
       checkNccl(nccl.ncclReduceScatter(in, out, size_t(count),
                                        ncclTypeOf(type), ncclOpOf(op),
                                        commOf(g), stream),
@@ -197,7 +198,7 @@ public:
   }
   Request startAllGather(const void *in, void *out, int64_t bytes,
                          const Group &g) override {
-    return launch([&] {
+    return launch("all_gather", bytes, [&] {
       checkNccl(nccl.ncclAllGather(in, out, size_t(bytes), ncclUint8,
                                    commOf(g), stream),
                 "ncclAllGather");
@@ -205,7 +206,7 @@ public:
   }
   Request startAllToAll(const void *in, void *out, int64_t bytes,
                         const Group &g) override {
-    return launch([&] {
+    return launch("all_to_all", bytes * g.size(), [&] {
       checkNccl(nccl.ncclGroupStart(), "ncclGroupStart");
       for (int64_t p = 0; p < g.size(); ++p) {
         const char *src = static_cast<const char *>(in) + p * bytes;
@@ -223,7 +224,7 @@ public:
   Request startPermute(const void *in, void *out, int64_t bytes,
                        const std::vector<int64_t> &pairs,
                        const Group &g) override {
-    return launch([&] {
+    return launch("permute", bytes, [&] {
       check(cudaMemsetAsync(out, 0, size_t(bytes), stream), "cudaMemsetAsync");
       checkNccl(nccl.ncclGroupStart(), "ncclGroupStart");
       for (size_t k = 0; k + 1 < pairs.size(); k += 2) {
@@ -249,7 +250,7 @@ public:
   // so the tag is not needed to match them.
   Request startSend(const void *in, int64_t bytes, int64_t peer, int64_t,
                     const Group &g) override {
-    return launch([&] {
+    return launch("send", bytes, [&] {
       checkNccl(nccl.ncclSend(in, size_t(bytes), ncclUint8, int(peer),
                               commOf(g), stream),
                 "ncclSend");
@@ -257,7 +258,7 @@ public:
   }
   Request startRecv(void *out, int64_t bytes, int64_t peer, int64_t,
                     const Group &g) override {
-    return launch([&] {
+    return launch("recv", bytes, [&] {
       checkNccl(nccl.ncclRecv(out, size_t(bytes), ncclUint8, int(peer),
                               commOf(g), stream),
                 "ncclRecv");
@@ -288,6 +289,8 @@ public:
                            limit.count()));
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
+    if (DeviceTimeline *spans = cuda::timeline())
+      spans->collect(currentRank(), /*wait=*/false);
     request.reset();
   }
 
@@ -325,15 +328,24 @@ private:
     return static_cast<const NcclGroup &>(g).comm;
   }
   /// Orders `issue`'s work on the communication stream behind what the
-  /// compute stream has queued, and returns its request.
-  template <typename F> Request launch(F issue) {
+  /// compute stream has queued, and returns its request. With --trace the
+  /// work is a span of the rank's communication stream ("WHAT N B").
+  template <typename F>
+  Request launch(const char *what, int64_t bytes, F issue) {
     cudaEvent_t ready;
     check(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming),
           "cudaEventCreate");
     check(cudaEventRecord(ready, cudaStreamPerThread), "cudaEventRecord");
     check(cudaStreamWaitEvent(stream, ready, 0), "cudaStreamWaitEvent");
     cudaEventDestroy(ready);
+    DeviceTimeline *spans = cuda::timeline();
+    if (spans)
+      spans->begin(currentRank(), stream,
+                   std::string(what) + " " + std::to_string(bytes) + " B",
+                   "communication", TraceEvent::kDeviceCommunication);
     issue();
+    if (spans)
+      spans->end();
     auto op = std::make_shared<NcclOperation>();
     check(cudaEventCreateWithFlags(&op->done, cudaEventDisableTiming),
           "cudaEventCreate");

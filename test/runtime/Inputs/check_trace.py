@@ -14,7 +14,8 @@ args = p.parse_args()
 events = []
 for f in args.files:
     events += json.load(open(f))["traceEvents"]
-names = {e["tid"] for e in events if e["ph"] == "M"}
+# Host tracks only: a GPU run adds tracks of its streams (ids from 1 << 20).
+names = {e["tid"] for e in events if e["ph"] == "M" and e["tid"] < 1 << 20}
 steps = collections.Counter(e["tid"] for e in events if e.get("cat") == "step")
 assert len(names) == args.ranks, f"{len(names)} ranks named"
 assert all(steps[r] == args.steps for r in names), steps
