@@ -189,11 +189,36 @@ def nccl_library():
     return None
 
 
+def gpu_trace(path):
+    """What --trace wrote for a GPU run: spans per row and category; ok
+    when the GPU compute row has kernels and matmuls timed by CUDA events
+    (positive durations, within the host's steps)."""
+    if not os.path.exists(path):
+        return {"ok": False, "why": "no trace file " + path}
+    events = json.load(open(path))["traceEvents"]
+    rows = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M"}
+    spans = [e for e in events if e["ph"] == "X"]
+    count = {}
+    for e in spans:
+        key = "%s / %s" % (rows.get(e["tid"], e["tid"]), e["cat"])
+        count[key] = count.get(key, 0) + 1
+    steps = [(e["ts"], e["ts"] + e["dur"]) for e in spans if e["cat"] == "step"]
+    gpu = [e for e in spans if rows.get(e["tid"], "").endswith("GPU compute")]
+    lo = min(a for a, _ in steps) if steps else 0
+    hi = max(b for _, b in steps) if steps else 0
+    inside = all(e["dur"] >= 0 and lo - 1e3 <= e["ts"] <= hi + 1e3
+                 for e in gpu)
+    cats = {e["cat"] for e in gpu}
+    return {"ok": bool(gpu) and inside and {"kernel", "compute"} <= cats,
+            "spans": count, "gpu_spans_within_steps": inside}
+
+
 def nccl(p):
     """The f32 GPT as one process launched torchrun-style (RANK,
     WORLD_SIZE, MASTER_ADDR/PORT): NCCL loaded at run time, the TCP
     rendezvous, ncclCommInitRank; a one-GPU machine runs one rank (NCCL
-    refuses two ranks on one GPU), whose losses must be the CPU's."""
+    refuses two ranks on one GPU), whose losses must be the CPU's. Traced:
+    the GPU rows' CUDA-event spans are checked too."""
     env = dict(os.environ, RANK="0", WORLD_SIZE="1", LOCAL_RANK="0",
                LOCAL_WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
                MASTER_PORT="29531")
@@ -202,14 +227,17 @@ def nccl(p):
         env["TESSEL_NCCL_LIBRARY"] = lib
     with open(os.path.join(p, "gpt-f32.cpu.txt")) as f:
         want = losses(f.read())
-    rc, text, secs = run([os.path.join(p, "gpt-f32"), "--steps", "5"], 300,
-                         env=env)
+    trace = os.path.join(p, "nccl-trace.json")
+    rc, text, secs = run([os.path.join(p, "gpt-f32"), "--steps", "5",
+                          "--trace", trace], 300, env=env)
     got = losses(text)
     ok = (rc == 0 and "(nccl)" in text and len(got) == len(want) and
           all(abs(a - b) <= 1e-3 * abs(b) for a, b in zip(got, want)))
-    return {"ok": ok, "rc": rc, "nccl_library": lib, "gpu_losses": got,
-            "cpu_losses": want, "seconds": round(secs, 2),
-            "output": text[-1500:]}
+    # One process per GPU writes NAME.rankN.json.
+    spans = gpu_trace(trace.replace(".json", ".rank0.json"))
+    return {"ok": ok and spans["ok"], "rc": rc, "nccl_library": lib,
+            "gpu_losses": got, "cpu_losses": want, "trace": spans,
+            "seconds": round(secs, 2), "output": text[-1500:]}
 
 
 def gemm(p):

@@ -11,7 +11,8 @@
 # torch.matmul; (4) a ~350M-parameter GPT step: tokens/s, MFU, peak memory;
 # (5) a custom call's GPU entry (examples/extending/FusedGelu.cu) trained 3
 # steps against the interpreter running its CPU entry; (6) the f32 GPT
-# started torchrun-style as one process over NCCL, losses against the CPU's.
+# started torchrun-style as one process over NCCL, losses against the CPU's,
+# traced (the GPU rows' CUDA-event spans).
 set -uo pipefail
 OUT=${1:?usage: bench/gpu/check.sh OUT [PAYLOAD]}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
