@@ -35,12 +35,42 @@ struct TesselOptimizeCollectivesPass
     for (func::FuncOp func : getOperation().getOps<func::FuncOp>()) {
       if (!func->hasAttr(TesselDialect::kSpmdAttrName) || func.isExternal())
         continue;
+      dropSingleDeviceCollectives(func);
       foldBlocks(func);
       mergeSummedAllReduces(func);
       foldIdentityReshapes(func);
       hoist(func);
       bucket(func);
       removeDead(func);
+    }
+  }
+
+  /// A collective over a group of one device (axes of size 1, such as a
+  /// pipeline stage's "dp"=1) is its operand: all-reduce, all-gather,
+  /// reduce-scatter, all-to-all and shard_slice leave a lone device's data
+  /// as it is. Point-to-point ops and permutes (whose pairs say what a lone
+  /// device does) stay.
+  void dropSingleDeviceCollectives(func::FuncOp func) {
+    SmallVector<Operation *> lone;
+    func.walk([&](CollectiveOpInterface c) {
+      Operation *op = c.getOperation();
+      if (!isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
+               ShardSliceOp>(op) ||
+          op->getNumOperands() != 1 || op->getNumResults() != 1 ||
+          op->getOperand(0).getType() != op->getResult(0).getType())
+        return;
+      MeshOp mesh = lookupMesh(op, c.getMeshAttr());
+      if (!mesh)
+        return;
+      int64_t devices = 1;
+      for (Attribute axis : c.getAxes())
+        devices *= mesh.getAxisSize(cast<StringAttr>(axis).getValue());
+      if (devices == 1)
+        lone.push_back(op);
+    });
+    for (Operation *op : lone) {
+      op->getResult(0).replaceAllUsesWith(op->getOperand(0));
+      op->erase();
     }
   }
 

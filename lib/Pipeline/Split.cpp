@@ -147,6 +147,88 @@ void Splitter::moveReductionsAfterLoop() {
   }
 }
 
+/// A once-per-step sum of scalars computed on several ranks (the global
+/// norm's squares, one per parameter) is summed on each rank first, then on
+/// the rank of the sum: one message per rank instead of one per term. The
+/// terms are reassociated, so the last bits of the sum may differ.
+void Splitter::sumByRank() {
+  SmallVector<AddOp> roots;
+  for (AddOp add : step.getBody().front().getOps<AddOp>()) {
+    if (info[add].phase != Phase::Step ||
+        cast<RankedTensorType>(add.getType()).getRank() != 0)
+      continue;
+    Operation *user =
+        add->hasOneUse() ? *add->getUsers().begin() : nullptr;
+    if (!user || !isa<AddOp>(user) || info[user].phase != Phase::Step)
+      roots.push_back(add);
+  }
+  for (AddOp root : roots)
+    sumByRank(root);
+}
+
+void Splitter::sumByRank(AddOp root) {
+  // The tree: adds (once per step, used once, by the tree) under the root.
+  SmallVector<Value> leaves;
+  SmallVector<Operation *> tree;
+  std::function<void(Value)> walk = [&](Value v) {
+    auto add = v.getDefiningOp<AddOp>();
+    if (add && (add == root || (v.hasOneUse() &&
+                                info[add].phase == Phase::Step))) {
+      tree.push_back(add);
+      walk(add.getLhs());
+      walk(add.getRhs());
+      return;
+    }
+    leaves.push_back(v);
+  };
+  walk(root.getResult());
+  int64_t rootStage = info[root].stage;
+  int64_t rootRank = rootStage < 0 ? -1 : rootStage % ranks;
+  // Leaves by rank, in order; free leaves are summed on the root's rank.
+  std::map<int64_t, SmallVector<Value>> byRank;
+  for (Value leaf : leaves) {
+    int64_t r = rankOf(leaf);
+    byRank[r < 0 ? rootRank : r].push_back(leaf);
+  }
+  bool fewerMessages = llvm::any_of(byRank, [&](auto &group) {
+    return group.first != rootRank && group.second.size() > 1;
+  });
+  if (!fewerMessages)
+    return;
+  OpBuilder b(root);
+  NamedAttrList attrs;
+  if (Attribute role = root->getAttr(TesselDialect::kRoleAttrName))
+    attrs.set(TesselDialect::kRoleAttrName, role);
+  auto add = [&](Value lhs, Value rhs, int64_t stage) {
+    auto sum = AddOp::create(b, root.getLoc(), lhs, rhs);
+    sum->setDiscardableAttrs(attrs);
+    info[sum] = {Phase::Step, stage};
+    return sum.getResult();
+  };
+  auto stageOf = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def ? info.lookup(def).stage : int64_t(-1);
+  };
+  auto partial = [&](ArrayRef<Value> group) {
+    Value acc = group.front();
+    for (Value leaf : group.drop_front())
+      acc = add(acc, leaf, std::max(stageOf(acc), stageOf(leaf)));
+    return acc;
+  };
+  // Each other rank's partial sum, then the root's rank's, added there.
+  Value total;
+  for (auto &[r, group] : byRank)
+    if (r != rootRank)
+      total = total ? add(total, partial(group), rootStage) : partial(group);
+  if (auto it = byRank.find(rootRank); it != byRank.end())
+    total = add(total, partial(it->second), rootStage);
+  root.getResult().replaceAllUsesWith(total);
+  for (Operation *op : tree) { // the root first: each has no use left
+    info.erase(op);
+    op->erase();
+  }
+}
+
 LogicalResult Splitter::findBoundaries() {
   Block &body = step.getBody().front();
   for (Operation &op : body) {
@@ -283,6 +365,7 @@ LogicalResult Splitter::run() {
   if (failed(classify()))
     return failure();
   moveReductionsAfterLoop();
+  sumByRank();
   if (failed(findBoundaries()) || failed(collectNeeds()))
     return failure();
   makeMeshes();

@@ -49,6 +49,8 @@ private:
   LogicalResult classify();
   bool commutesWithMean(Operation *op) const;
   void moveReductionsAfterLoop();
+  void sumByRank();
+  void sumByRank(AddOp root);
   LogicalResult findBoundaries();
   LogicalResult collectNeeds();
   LogicalResult visit(Value v, int64_t rank, int64_t context, Operation *user);

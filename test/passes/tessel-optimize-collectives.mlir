@@ -168,3 +168,24 @@ func.func @summed_all_reduces(%a: tensor<f64>, %b: tensor<f64>, %c: tensor<f64>,
   %8 = tessel.sqrt %7 : tensor<f64>
   return %8 : tensor<f64>
 }
+
+// -----
+
+tessel.mesh @mesh ["dp"=1, "tp"=4]
+
+// Tests that collectives over a group of one device (a pipeline stage's
+// "dp"=1) are their operands, and that those over a larger group (dp and tp
+// together, 4 devices) stay.
+// CHECK-LABEL: func.func @single_device_groups
+// SMALL-LABEL: func.func @single_device_groups
+// CHECK-NOT: on @mesh ["dp"]
+// CHECK: %[[T:.*]] = tessel.all_reduce sum %arg0 on @mesh ["dp", "tp"]
+// CHECK-NEXT: return %arg0, %arg0, %[[T]]
+func.func @single_device_groups(%x: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) attributes {tessel.spmd = @mesh} {
+  %r = tessel.all_reduce sum %x on @mesh ["dp"] : tensor<8x4xf32>
+  %g = tessel.all_gather %r on @mesh ["dp"], dim = 0 : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %s = tessel.reduce_scatter sum %x on @mesh ["dp"], dim = 1 : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %b = tessel.shard_slice %s on @mesh ["dp"], dim = 0 : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %t = tessel.all_reduce sum %x on @mesh ["dp", "tp"] : tensor<8x4xf32>
+  return %g, %b, %t : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>
+}

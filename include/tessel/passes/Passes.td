@@ -233,6 +233,9 @@ def TesselOptimizeCollectivesPass
   let summary = "Combines, folds and cancels collectives without changing results";
   let description = [{
     On per-device (`tessel.spmd`) functions:
+      * all-reduces, all-gathers, reduce-scatters, all-to-alls and
+        shard_slices over a group of one device (axes of size 1, such as
+        the "dp"=1 of a pipeline stage's mesh) are their operands;
       * an all-reduce whose only use takes this device's block along one
         dimension over the same axes becomes a reduce-scatter;
       * an all-gather followed by taking this device's block over the same
