@@ -74,7 +74,7 @@ TEST(DeviceTimeline, SpansOnTheDeviceClockAnchoredToTheHost) {
     spans.collect(ctx, /*wait=*/false);
     ASSERT_EQ(ctx.events.size(), 1u);
     EXPECT_EQ(spans.pending(), 1u);
-    const TraceEvent &kernel = ctx.events[0];
+    TraceEvent kernel = ctx.events[0]; // a copy: collect appends
     EXPECT_EQ(kernel.name, "fused_0");
     EXPECT_STREQ(kernel.category, "kernel");
     EXPECT_EQ(kernel.track, TraceEvent::kDeviceCompute);
@@ -87,7 +87,7 @@ TEST(DeviceTimeline, SpansOnTheDeviceClockAnchoredToTheHost) {
     spans.collect(ctx, /*wait=*/true);
     ASSERT_EQ(ctx.events.size(), 2u);
     EXPECT_EQ(spans.pending(), 0u);
-    const TraceEvent &collective = ctx.events[1];
+    TraceEvent collective = ctx.events[1];
     EXPECT_EQ(collective.track, TraceEvent::kDeviceCommunication);
     EXPECT_DOUBLE_EQ(collective.durationUs, 1000);
     EXPECT_DOUBLE_EQ(collective.startUs - kernel.startUs, 270);
