@@ -50,10 +50,14 @@ private:
 
 int stream1, stream2; // addresses as stream handles
 
-TEST(DeviceTimeline, SpansOnTheDeviceClockAnchoredToTheHost) {
+/// A rank's context and its simulated device.
+struct DeviceTimelineTest : ::testing::Test {
+  void SetUp() override { ctx.origin = std::chrono::steady_clock::now(); }
   FakeClock clock;
   RankContext ctx;
-  ctx.origin = std::chrono::steady_clock::now();
+};
+
+TEST_F(DeviceTimelineTest, SpansOnTheDeviceClockAnchoredToTheHost) {
   // The anchor at 100 us of device time, a kernel from 150 to 400, a
   // collective on the other stream from 420 to 1420.
   clock.plan = {100, 150, 400, 420, 1420};
@@ -96,10 +100,7 @@ TEST(DeviceTimeline, SpansOnTheDeviceClockAnchoredToTheHost) {
   EXPECT_TRUE(clock.live.empty()) << "every mark given back";
 }
 
-TEST(DeviceTimeline, OpenAndUnfinishedSpansWait) {
-  FakeClock clock;
-  RankContext ctx;
-  ctx.origin = std::chrono::steady_clock::now();
+TEST_F(DeviceTimelineTest, OpenAndUnfinishedSpansWait) {
   clock.plan = {0, 10, 20, 30, 40};
   {
     DeviceTimeline spans(clock);
