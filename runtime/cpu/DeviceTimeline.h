@@ -9,7 +9,7 @@
 // the rank's trace on a track of their own per stream (TraceEvent::track).
 //
 // The clock is an interface so that the bookkeeping is tested without a
-// device (test/unit/RuntimeTest.cpp); runtime/cuda/CudaTimeline.cpp
+// device (test/unit/DeviceTimelineTest.cpp); runtime/cuda/CudaTimeline.cpp
 // implements it on CUDA events.
 //
 //===----------------------------------------------------------------------===//
