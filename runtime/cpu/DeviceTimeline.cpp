@@ -2,6 +2,8 @@
 
 #include "DeviceTimeline.h"
 
+#include <cassert>
+
 using namespace tessel::rt;
 
 DeviceClock::~DeviceClock() = default;
@@ -30,12 +32,10 @@ void DeviceTimeline::begin(RankContext &ctx, void *stream, std::string name,
 }
 
 void DeviceTimeline::end() {
-  // Spans close in the order they open (each wraps one call's work).
-  for (auto it = spans.rbegin(); it != spans.rend(); ++it)
-    if (!it->stop) {
-      it->stop = clock.mark(it->stream);
-      break;
-    }
+  // Each span wraps one call's work: the latest begun is the one open.
+  Span &open = spans.back();
+  assert(!open.stop && "end() without begin()");
+  open.stop = clock.mark(open.stream);
 }
 
 void DeviceTimeline::collect(RankContext &ctx, bool wait) {
